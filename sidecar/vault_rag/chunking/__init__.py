@@ -1,0 +1,1 @@
+"""Markdown (embeds already resolved) → chunks with the metadata retrieval needs."""

@@ -1,0 +1,1 @@
+"""Reading notes safely, resolving links and `![[embeds]]` the way Obsidian does."""

@@ -1,0 +1,142 @@
+"""Reading note files defensively: bad bytes, binaries and giant files become warnings."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vault_rag.vault.paths import resolve_inside, to_rel_path
+from vault_rag.vault.types import VaultWarning
+
+# A note larger than this is skipped with a warning: embedding it would take hours and
+# such files are almost always exports or logs, not notes.
+MAX_NOTE_BYTES = 5 * 1024 * 1024
+
+# Folders Obsidian itself never shows as notes.
+DEFAULT_IGNORES: tuple[str, ...] = (".obsidian", ".trash", ".git", "node_modules")
+
+NOTE_SUFFIX = ".md"
+
+
+@dataclass
+class NoteSource:
+    """The decoded text of one note file, or the reason it was skipped."""
+
+    path: str  # vault-relative
+    text: str = ""
+    skipped: bool = False
+    warnings: list[VaultWarning] = field(default_factory=list)
+
+
+def decode_note_bytes(path: str, data: bytes, max_bytes: int = MAX_NOTE_BYTES) -> NoteSource:
+    """Turn raw file bytes into note text, never raising.
+
+    - over `max_bytes`: skipped (`too_large`)
+    - NUL bytes in the first 8 KiB: skipped (`binary`), the same heuristic git uses
+    - invalid UTF-8: decoded with U+FFFD replacement characters (`invalid_utf8`), so the
+      readable rest of the note is still indexed
+    - empty / whitespace-only: kept, with an `empty` warning
+    """
+    if len(data) > max_bytes:
+        return NoteSource(
+            path,
+            skipped=True,
+            warnings=[
+                VaultWarning(
+                    "too_large",
+                    f"{len(data)} bytes exceeds the {max_bytes}-byte limit; note skipped",
+                    path,
+                )
+            ],
+        )
+    if b"\x00" in data[:8192]:
+        return NoteSource(
+            path,
+            skipped=True,
+            warnings=[VaultWarning("binary", "file contains NUL bytes; not a text note", path)],
+        )
+    warnings: list[VaultWarning] = []
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        warnings.append(
+            VaultWarning(
+                "invalid_utf8",
+                f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD",
+                path,
+            )
+        )
+    # Normalise line endings once so every later stage can count lines with "\n".
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        warnings.append(VaultWarning("empty", "note is empty", path))
+    return NoteSource(path, text=text, warnings=warnings)
+
+
+def read_note(vault_root: Path, rel_path: str, max_bytes: int = MAX_NOTE_BYTES) -> NoteSource:
+    """Read one note by vault-relative path. Unsafe paths raise UnsafePathError; I/O problems
+    become an `unreadable` warning."""
+    absolute = resolve_inside(vault_root, rel_path)
+    try:
+        size = absolute.stat().st_size
+        if size > max_bytes:
+            return NoteSource(
+                rel_path,
+                skipped=True,
+                warnings=[
+                    VaultWarning(
+                        "too_large",
+                        f"{size} bytes exceeds the {max_bytes}-byte limit; note skipped",
+                        rel_path,
+                    )
+                ],
+            )
+        data = absolute.read_bytes()
+    except OSError as exc:
+        return NoteSource(
+            rel_path,
+            skipped=True,
+            warnings=[VaultWarning("unreadable", f"cannot read note: {exc}", rel_path)],
+        )
+    return decode_note_bytes(rel_path, data, max_bytes)
+
+
+def is_ignored(rel_path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:
+    """True when any folder part of `rel_path` is ignored, or the path matches an ignore glob."""
+    parts = rel_path.split("/")
+    for pattern in ignores:
+        if any(fnmatch.fnmatchcase(part, pattern) for part in parts[:-1]):
+            return True
+        if fnmatch.fnmatchcase(rel_path, pattern):
+            return True
+    return False
+
+
+def iter_note_paths(vault_root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) -> Iterator[str]:
+    """Vault-relative paths of every markdown note, sorted, skipping ignored and hidden folders
+    and symlinks (a link could point outside the vault)."""
+    root = vault_root.resolve()
+    ignores = tuple(ignores)
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".") and not is_ignored(d + "/x", ignores)
+        )
+        for name in filenames:
+            if not name.lower().endswith(NOTE_SUFFIX):
+                continue
+            absolute = Path(dirpath) / name
+            if absolute.is_symlink():
+                continue
+            rel = to_rel_path(root, absolute)
+            if not is_ignored(rel, ignores):
+                found.append(rel)
+    yield from sorted(found)
