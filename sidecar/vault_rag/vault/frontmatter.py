@@ -33,9 +33,13 @@ def split_frontmatter(
     data: dict[str, Any] = {}
     try:
         loaded = yaml.safe_load(raw) if raw.strip() else {}
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, ValueError, TypeError, AttributeError) as exc:
+        # PyYAML's constructors raise plain ValueError etc. for values that look like
+        # timestamps or tagged scalars but are not, e.g. `created: 2024-02-30`.
         loaded = None
-        warnings.append(VaultWarning("bad_frontmatter", f"frontmatter is not valid YAML: {exc}", note))
+        warnings.append(
+            VaultWarning("bad_frontmatter", f"frontmatter is not valid YAML: {exc}", note)
+        )
     if isinstance(loaded, dict):
         data = {str(k): v for k, v in loaded.items()}
     elif loaded is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,7 +85,15 @@ def read_note(vault_root: Path, rel_path: str, max_bytes: int = MAX_NOTE_BYTES) 
     become an `unreadable` warning."""
     absolute = resolve_inside(vault_root, rel_path)
     try:
-        size = absolute.stat().st_size
+        info = absolute.stat()
+        if not stat.S_ISREG(info.st_mode):
+            # A directory, FIFO or device named *.md: reading a FIFO would block forever.
+            return NoteSource(
+                rel_path,
+                skipped=True,
+                warnings=[VaultWarning("unreadable", "not a regular file", rel_path)],
+            )
+        size = info.st_size
         if size > max_bytes:
             return NoteSource(
                 rel_path,
@@ -125,10 +134,13 @@ def iter_note_paths(vault_root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) 
     ignores = tuple(ignores)
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        # Judge a folder by its vault-relative path, as is_ignored judges the files in it:
+        # a glob like "Daily/*" must prune only the top-level Daily, not "Gameplay/Daily".
         dirnames[:] = sorted(
             d
             for d in dirnames
-            if not d.startswith(".") and not is_ignored(d + "/x", ignores)
+            if not d.startswith(".")
+            and not is_ignored(to_rel_path(root, Path(dirpath) / d) + "/x", ignores)
         )
         for name in filenames:
             if not name.lower().endswith(NOTE_SUFFIX):
