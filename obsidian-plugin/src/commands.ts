@@ -1,0 +1,65 @@
+import { type App, type Command, Notice, type TFile } from "obsidian";
+
+import { type ResolveSubpath, type ResolvedNote, resolveNote, type VaultAccess } from "./resolver";
+
+/** Asynchronous work started by commands, aborted when the plugin unloads. */
+export class BackgroundTasks {
+  private readonly running = new Set<AbortController>();
+
+  /** Run `task`; an abort is silent, any other failure shows a notice. */
+  async run(task: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const controller = new AbortController();
+    this.running.add(controller);
+    try {
+      await task(controller.signal);
+    } catch (error) {
+      if (!controller.signal.aborted) new Notice(`Vault RAG failed: ${String(error)}`);
+    } finally {
+      this.running.delete(controller);
+    }
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  abortAll(): void {
+    for (const controller of this.running) controller.abort();
+    this.running.clear();
+  }
+}
+
+export interface ResolverDeps {
+  vault: VaultAccess<TFile>;
+  resolveSubpath: ResolveSubpath;
+}
+
+/** The notice text for a resolved note. */
+export function describeResolution(name: string, result: ResolvedNote): string {
+  const notes = result.dependencies.length;
+  const warnings = result.warnings.length;
+  return (
+    `Vault RAG: "${name}" resolves to ${result.text.length} characters ` +
+    `(${notes} embedded ${notes === 1 ? "note" : "notes"}, ` +
+    `${warnings} ${warnings === 1 ? "warning" : "warnings"}).`
+  );
+}
+
+/** Command: resolve the active note's embeds and show the resolved length. */
+export function resolveActiveNoteCommand(app: App, deps: ResolverDeps, tasks: BackgroundTasks): Command {
+  return {
+    id: "resolve-active-note-embeds",
+    name: "Resolve embeds of the active note",
+    checkCallback: (checking: boolean) => {
+      const file = app.workspace.getActiveFile();
+      if (file === null || file.extension !== "md") return false;
+      if (!checking) {
+        void tasks.run(async (signal) => {
+          const result = await resolveNote(deps.vault, file, { resolveSubpath: deps.resolveSubpath, signal });
+          if (!signal.aborted) new Notice(describeResolution(file.basename, result));
+        });
+      }
+      return true;
+    },
+  };
+}
