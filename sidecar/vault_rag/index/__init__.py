@@ -1,0 +1,1 @@
+"""The index: manifest, vector cache, vector store and lexical index, kept consistent."""

@@ -1,0 +1,282 @@
+"""Incremental indexing: scan → plan → chunk (BM25-searchable at once) → embed (dense joins later).
+
+Crash safety comes from ordering, not from a distributed transaction:
+1. the lexical index is written before the manifest, the vector store before a chunk is marked
+   embedded, so the manifest never claims what the projections lack;
+2. ids made stale by a change are deleted from the projections only after the manifest commit;
+3. `reconcile` (at the start of every run) deletes projection entries the manifest does not know
+   and re-queues chunks the store lost. A `kill -9` at any point is finished by the next run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.types import Chunk
+from vault_rag.index.lock import WriterLock
+from vault_rag.index.manifest import NoteRecord
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.pipeline import chunk_vault_note
+from vault_rag.vault.links import NoteIndex, parse_link
+from vault_rag.vault.paths import resolve_inside
+from vault_rag.vault.reader import DEFAULT_IGNORES, iter_note_paths
+
+MISSING_PREFIX = "missing:"
+
+
+@dataclass
+class IndexSummary:
+    notes_seen: int = 0
+    notes_changed: int = 0  # new or edited on disk
+    notes_reindexed: int = 0  # changed + their embedders
+    notes_deleted: int = 0
+    notes_renamed: int = 0
+    chunks_embedded: int = 0  # sent to the model
+    chunks_reused: int = 0  # vector taken from the cache by content hash
+    chunks_pending: int = 0  # still waiting for a vector (interrupted or limited run)
+    seconds: float = 0.0
+    warnings: int = 0
+
+    def line(self) -> str:
+        return (
+            f"notes seen {self.notes_seen} / changed {self.notes_changed} / "
+            f"deleted {self.notes_deleted} / renamed {self.notes_renamed}; "
+            f"chunks embedded {self.chunks_embedded} / reused {self.chunks_reused}"
+            + (f" / pending {self.chunks_pending}" if self.chunks_pending else "")
+            + f"; {self.seconds:.1f} s"
+        )
+
+
+@dataclass
+class Progress:
+    """Callbacks for a progress display; all optional."""
+
+    on_phase: Callable[[str, int], None] = lambda phase, total: None
+    on_advance: Callable[[int], None] = lambda n: None
+
+
+@dataclass
+class ScanResult:
+    seen: list[str] = field(default_factory=list)
+    changed: dict[str, NoteRecord] = field(default_factory=dict)  # new or edited
+    touched: list[NoteRecord] = field(default_factory=list)  # same bytes, new stat
+    deleted: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # old → new
+
+
+def file_record(vault_root: Path, rel: str, known: NoteRecord | None) -> tuple[NoteRecord, bool]:
+    """Stat the file; hash it only when the stat differs from `known`. Returns (record, same)."""
+    absolute = resolve_inside(vault_root, rel)
+    st = absolute.stat()
+    if known and known.mtime_ns == st.st_mtime_ns and known.size == st.st_size:
+        return known, True
+    digest = hashlib.sha256(absolute.read_bytes()).hexdigest()
+    record = NoteRecord(rel, digest, st.st_mtime_ns, st.st_size)
+    return record, bool(known and known.file_hash == digest)
+
+
+def missing_key(link_text: str) -> str:
+    """Dependency key for an embed target that did not exist, so creating it re-indexes its
+    embedders. Keyed by the note-name part, NFC and lower-cased, as links resolve."""
+    name = link_text.split("|", 1)[0].split("#", 1)[0].strip().rsplit("/", 1)[-1]
+    name = name[:-3] if name.lower().endswith(".md") else name
+    return MISSING_PREFIX + unicodedata.normalize("NFC", name).casefold()
+
+
+class Indexer:
+    def __init__(
+        self,
+        index: VaultIndex,
+        *,
+        ignores: Iterable[str] = DEFAULT_IGNORES,
+        chunk_options: ChunkOptions | None = None,
+        batch_size: int = 32,
+    ) -> None:
+        self.index = index
+        self.ignores = tuple(ignores)
+        self.chunk_options = chunk_options or ChunkOptions(
+            max_tokens=index.provider.max_tokens, count_tokens=index.provider.count_tokens
+        )
+        self.batch_size = batch_size
+        self.lock = WriterLock(index.data_dir)
+
+    # -- the whole run --------------------------------------------------------------------
+    def run(self, progress: Progress | None = None, embed_limit: int | None = None) -> IndexSummary:
+        progress = progress or Progress()
+        started = time.monotonic()
+        with self.lock:
+            self.index.check_model()
+            self.index.claim_model()
+            self.reconcile()
+            scan = self.scan()
+            summary = IndexSummary(
+                notes_seen=len(scan.seen),
+                notes_changed=len(scan.changed),
+                notes_deleted=len(scan.deleted) - len(scan.renamed),
+                notes_renamed=len(scan.renamed),
+            )
+            for record in scan.touched:
+                self.index.manifest.touch_note(record)
+            summary.notes_reindexed = self.apply(scan, progress)
+            embedded, reused = self.embed_pending(progress, limit=embed_limit)
+            summary.chunks_embedded, summary.chunks_reused = embedded, reused
+            counts = self.index.manifest.counts()
+            summary.chunks_pending = counts["pending"]
+            summary.warnings = counts["warnings"]
+            if not summary.chunks_pending:
+                self.index.manifest.prune_vectors()
+        summary.seconds = time.monotonic() - started
+        self.index.manifest.set_meta("last_run", summary.line())
+        return summary
+
+    # -- 1. make the projections agree with the manifest -------------------------------------
+    def reconcile(self) -> None:
+        manifest, store, lexical = self.index.manifest, self.index.store, self.index.lexical
+        known = manifest.chunk_ids()
+        stored = store.ids()
+        store.delete(sorted(stored - known))
+        lost = manifest.embedded_ids() - stored
+        if lost:
+            manifest.mark_embedded(lost, embedded=False)
+        lexical_ids = lexical.ids()
+        lexical.delete(sorted(lexical_ids - known))
+        missing = known - lexical_ids
+        if missing:
+            lexical.upsert(_lexical_items(manifest.chunks(missing).values()))
+
+    # -- 2. what changed on disk ---------------------------------------------------------
+    def scan(self) -> ScanResult:
+        root = self.index.vault_root
+        known = self.index.manifest.notes()
+        result = ScanResult(seen=list(iter_note_paths(root, self.ignores)))
+        for rel in result.seen:
+            try:
+                record, same = file_record(root, rel, known.get(rel))
+            except OSError:
+                continue  # vanished mid-scan; the next run sees it deleted
+            if same:
+                if record is not known.get(rel):
+                    result.touched.append(record)
+            else:
+                result.changed[rel] = record
+        present = set(result.seen)
+        result.deleted = sorted(p for p in known if p not in present)
+        # A deleted note whose bytes reappear under a new path is a rename: the vector cache
+        # makes re-keying free, this only makes the summary honest.
+        by_hash = {r.file_hash: p for p, r in result.changed.items() if p not in known}
+        for old in result.deleted:
+            new = by_hash.get(known[old].file_hash)
+            if new:
+                result.renamed[old] = new
+        return result
+
+    # -- 3. chunk and record -----------------------------------------------------------------
+    def apply(self, scan: ScanResult, progress: Progress) -> int:
+        manifest = self.index.manifest
+        for path in scan.deleted:
+            self._drop(manifest.delete_note(path))
+        touched = set(scan.changed) | set(scan.deleted)
+        dependents = manifest.dependents(touched)
+        dependents |= manifest.dependents(missing_key(p) for p in scan.changed)
+        todo = sorted(set(scan.changed) | (dependents - set(scan.deleted)))
+        # Directly changed notes first: they are what the user is looking at.
+        todo.sort(key=lambda p: p not in scan.changed)
+        progress.on_phase("chunking", len(todo))
+        note_index = NoteIndex(scan.seen)
+        for rel in todo:
+            record = scan.changed.get(rel) or manifest.note(rel)
+            if record is None:
+                continue
+            self.index_note(rel, record, note_index, priority=int(rel in scan.changed))
+            progress.on_advance(1)
+        return len(todo)
+
+    def index_note(self, rel: str, record: NoteRecord, note_index: NoteIndex, priority: int) -> None:
+        result = chunk_vault_note(self.index.vault_root, rel, note_index, self.chunk_options)
+        note = result.note
+        deps = list(note.dependencies)
+        warnings = []
+        for w in note.warnings:
+            warnings.append((w.code, w.message, w.target, w.line))
+            if w.code == "missing_note" and w.target:
+                deps.append(missing_key(w.target))
+            elif w.code in ("missing_heading", "missing_block") and w.target:
+                # The note exists but not the part: depend on it, so adding the heading later
+                # re-resolves this note.
+                found = note_index.resolve(parse_link(w.target)[0], rel)
+                if found:
+                    deps.append(found)
+        self.index.lexical.upsert(_lexical_items(result.chunks))
+        gone = self.index.manifest.replace_note(record, result.chunks, deps, warnings, priority)
+        self._drop(gone)
+
+    def _drop(self, ids: list[str]) -> None:
+        if ids:
+            self.index.lexical.delete(ids)
+            self.index.store.delete(ids)
+
+    # -- 4. vectors ------------------------------------------------------------------------
+    def embed_pending(self, progress: Progress, limit: int | None = None) -> tuple[int, int]:
+        """Give every pending chunk a vector: from the cache when its content hash is known,
+        else from the model. Returns (embedded by the model, reused)."""
+        manifest, provider = self.index.manifest, self.index.provider
+        total = manifest.counts()["pending"]
+        if limit is not None:
+            total = min(total, limit)
+        progress.on_phase("embedding", total)
+        embedded = reused = done = 0
+        started = time.monotonic()
+        while done < total:
+            batch = manifest.pending(min(self.batch_size, total - done))
+            if not batch:
+                break
+            vectors = manifest.cached_vectors(p.content_hash for p in batch)
+            todo: dict[str, str] = {}
+            for p in batch:
+                if p.content_hash not in vectors:
+                    todo.setdefault(p.content_hash, p.chunk.embed_text)
+            if todo:
+                fresh = provider.embed_documents(list(todo.values()))
+                new = dict(zip(todo.keys(), fresh, strict=True))
+                manifest.cache_vectors(new)
+                vectors.update(new)
+            embedded += len(todo)
+            reused += len(batch) - len(todo)
+            self.index.store.upsert(
+                [p.id for p in batch],
+                [vectors[p.content_hash] for p in batch],
+                [p.chunk.text for p in batch],
+                [_store_metadata(p.chunk) for p in batch],
+            )
+            manifest.mark_embedded(p.id for p in batch)
+            done += len(batch)
+            progress.on_advance(len(batch))
+            if embedded:
+                # Measured rate, for `vault-rag status`'s estimate of the time left.
+                manifest.set_meta("embed_rate", f"{embedded / (time.monotonic() - started):.3f}")
+        return embedded, reused
+
+
+def _store_metadata(chunk: Chunk) -> dict[str, object]:
+    return {
+        "note_path": chunk.note_path,
+        "origin": chunk.origin,
+        "anchor": chunk.anchor,
+        "hierarchy_path": chunk.hierarchy_path,
+        "line_start": chunk.line_start,
+        "line_end": chunk.line_end,
+        "tags": list(chunk.tags),
+        "content_hash": chunk.content_hash,
+    }
+
+
+def _lexical_items(chunks: Iterable[Chunk]) -> list[tuple[str, str, dict[str, object]]]:
+    return [
+        (c.id, c.embed_text, {"note_path": c.note_path, "tags": list(c.tags)}) for c in chunks
+    ]

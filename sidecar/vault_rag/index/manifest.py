@@ -1,0 +1,296 @@
+"""The manifest: SQLite record of what the index holds, per note and per chunk.
+
+It is the source of truth for "what chunks exist". The vector store and the lexical index are
+projections of it that may lag behind after a crash; `Indexer.reconcile` brings them back in
+line. Vectors are cached here by content hash, so an unchanged chunk (after an edit elsewhere in
+the note, a rename, or a store rebuild) is never embedded twice.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vault_rag.chunking.types import Chunk
+
+SCHEMA_VERSION = "1"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (
+    path TEXT PRIMARY KEY,
+    file_hash TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY,
+    note_path TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    embedded INTEGER NOT NULL DEFAULT 0,   -- 1 once the vector store holds it
+    priority INTEGER NOT NULL DEFAULT 0,   -- higher is embedded first (recently changed notes)
+    data TEXT NOT NULL                     -- the chunk as JSON
+);
+CREATE INDEX IF NOT EXISTS chunks_note ON chunks(note_path);
+CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(embedded, priority);
+CREATE TABLE IF NOT EXISTS deps (
+    note_path TEXT NOT NULL,
+    target TEXT NOT NULL,   -- a note path, or "missing:<lower-cased link text>"
+    PRIMARY KEY (note_path, target)
+);
+CREATE INDEX IF NOT EXISTS deps_target ON deps(target);
+CREATE TABLE IF NOT EXISTS warnings (
+    note_path TEXT NOT NULL, code TEXT NOT NULL, message TEXT NOT NULL,
+    target TEXT, line INTEGER
+);
+CREATE INDEX IF NOT EXISTS warnings_note ON warnings(note_path);
+CREATE TABLE IF NOT EXISTS vectors (content_hash TEXT PRIMARY KEY, vector BLOB NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    path: str
+    file_hash: str
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class PendingChunk:
+    id: str
+    content_hash: str
+    chunk: Chunk
+
+
+def chunk_from_json(text: str) -> Chunk:
+    data: dict[str, Any] = json.loads(text)
+    for key in ("origins", "tags", "aliases"):
+        data[key] = tuple(data.get(key) or ())
+    return Chunk(**data)
+
+
+class Manifest:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        # check_same_thread=False: the server reads from worker threads; writes are serialised
+        # by the indexer's single-writer queue.
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+        if self.get_meta("schema_version") is None:
+            self.set_meta("schema_version", SCHEMA_VERSION)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- meta -------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- notes ------------------------------------------------------------------------------
+    def notes(self) -> dict[str, NoteRecord]:
+        rows = self.db.execute("SELECT path, file_hash, mtime_ns, size FROM notes")
+        return {r[0]: NoteRecord(*r) for r in rows}
+
+    def note(self, path: str) -> NoteRecord | None:
+        row = self.db.execute(
+            "SELECT path, file_hash, mtime_ns, size FROM notes WHERE path=?", (path,)
+        ).fetchone()
+        return NoteRecord(*row) if row else None
+
+    def touch_note(self, record: NoteRecord) -> None:
+        """Same content, new mtime: remember the stat so the next scan skips the hash."""
+        self.db.execute(
+            "UPDATE notes SET mtime_ns=?, size=? WHERE path=?",
+            (record.mtime_ns, record.size, record.path),
+        )
+
+    def replace_note(
+        self,
+        record: NoteRecord,
+        chunks: list[Chunk],
+        deps: Iterable[str],
+        warnings: Iterable[tuple[str, str, str | None, int | None]],
+        priority: int = 0,
+    ) -> list[str]:
+        """Record a note's new chunks in one transaction. Chunks whose id and content hash are
+        unchanged keep their `embedded` flag. Returns the ids that are gone."""
+        with self.transaction() as db:
+            old = dict(
+                db.execute(
+                    "SELECT id, content_hash FROM chunks WHERE note_path=? AND embedded=1",
+                    (record.path,),
+                ).fetchall()
+            )
+            old_ids = {r[0] for r in db.execute("SELECT id FROM chunks WHERE note_path=?", (record.path,))}
+            db.execute("DELETE FROM chunks WHERE note_path=?", (record.path,))
+            db.executemany(
+                "INSERT INTO chunks(id, note_path, ordinal, content_hash, embedded, priority, data)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        c.id,
+                        record.path,
+                        i,
+                        c.content_hash,
+                        int(old.get(c.id) == c.content_hash),
+                        priority,
+                        json.dumps(c.to_dict(), ensure_ascii=False, default=str),
+                    )
+                    for i, c in enumerate(chunks)
+                ],
+            )
+            db.execute("DELETE FROM deps WHERE note_path=?", (record.path,))
+            db.executemany(
+                "INSERT OR IGNORE INTO deps(note_path, target) VALUES (?, ?)",
+                [(record.path, t) for t in deps],
+            )
+            db.execute("DELETE FROM warnings WHERE note_path=?", (record.path,))
+            db.executemany(
+                "INSERT INTO warnings(note_path, code, message, target, line) VALUES (?,?,?,?,?)",
+                [(record.path, *w) for w in warnings],
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO notes(path, file_hash, mtime_ns, size, indexed_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (record.path, record.file_hash, record.mtime_ns, record.size, time.time()),
+            )
+        return sorted(old_ids - {c.id for c in chunks})
+
+    def delete_note(self, path: str) -> list[str]:
+        with self.transaction() as db:
+            ids = [r[0] for r in db.execute("SELECT id FROM chunks WHERE note_path=?", (path,))]
+            db.execute("DELETE FROM chunks WHERE note_path=?", (path,))
+            db.execute("DELETE FROM deps WHERE note_path=?", (path,))
+            db.execute("DELETE FROM warnings WHERE note_path=?", (path,))
+            db.execute("DELETE FROM notes WHERE path=?", (path,))
+        return ids
+
+    def dependents(self, targets: Iterable[str]) -> set[str]:
+        """Notes whose recorded dependencies include any of `targets`."""
+        found: set[str] = set()
+        for target in targets:
+            rows = self.db.execute("SELECT note_path FROM deps WHERE target=?", (target,))
+            found.update(r[0] for r in rows)
+        return found
+
+    # -- chunks -----------------------------------------------------------------------------
+    def chunk_ids(self, note_path: str | None = None) -> set[str]:
+        if note_path is None:
+            return {r[0] for r in self.db.execute("SELECT id FROM chunks")}
+        rows = self.db.execute("SELECT id FROM chunks WHERE note_path=?", (note_path,))
+        return {r[0] for r in rows}
+
+    def chunk_hashes(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT id, content_hash FROM chunks").fetchall())
+
+    def chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        out: dict[str, Chunk] = {}
+        for chunk_id in ids:
+            row = self.db.execute("SELECT data FROM chunks WHERE id=?", (chunk_id,)).fetchone()
+            if row:
+                out[chunk_id] = chunk_from_json(row[0])
+        return out
+
+    def note_chunks(self, note_path: str) -> list[Chunk]:
+        rows = self.db.execute(
+            "SELECT data FROM chunks WHERE note_path=? ORDER BY ordinal", (note_path,)
+        )
+        return [chunk_from_json(r[0]) for r in rows]
+
+    def pending(self, limit: int) -> list[PendingChunk]:
+        """Chunks not yet in the vector store, recently changed notes first."""
+        rows = self.db.execute(
+            "SELECT id, content_hash, data FROM chunks WHERE embedded=0"
+            " ORDER BY priority DESC, note_path, ordinal LIMIT ?",
+            (limit,),
+        )
+        return [PendingChunk(r[0], r[1], chunk_from_json(r[2])) for r in rows]
+
+    def mark_embedded(self, ids: Iterable[str], embedded: bool = True) -> None:
+        with self.transaction() as db:
+            db.executemany(
+                "UPDATE chunks SET embedded=? WHERE id=?", [(int(embedded), i) for i in ids]
+            )
+
+    def embedded_ids(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT id FROM chunks WHERE embedded=1")}
+
+    def counts(self) -> dict[str, int]:
+        notes = self.db.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+        chunks, embedded = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(embedded), 0) FROM chunks"
+        ).fetchone()
+        warnings = self.db.execute("SELECT COUNT(*) FROM warnings").fetchone()[0]
+        return {
+            "notes": notes,
+            "chunks": chunks,
+            "embedded": embedded,
+            "pending": chunks - embedded,
+            "warnings": warnings,
+        }
+
+    def warnings(self, note_path: str | None = None) -> list[dict[str, Any]]:
+        query = "SELECT note_path, code, message, target, line FROM warnings"
+        args: tuple[str, ...] = ()
+        if note_path is not None:
+            query += " WHERE note_path=?"
+            args = (note_path,)
+        keys = ("note", "code", "message", "target", "line")
+        return [dict(zip(keys, r, strict=True)) for r in self.db.execute(query, args)]
+
+    # -- vector cache -----------------------------------------------------------------------
+    def cached_vectors(self, hashes: Iterable[str]) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        for h in set(hashes):
+            row = self.db.execute("SELECT vector FROM vectors WHERE content_hash=?", (h,)).fetchone()
+            if row:
+                out[h] = np.frombuffer(row[0], dtype=np.float32).tolist()
+        return out
+
+    def cache_vectors(self, vectors: dict[str, list[float]]) -> None:
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO vectors(content_hash, vector) VALUES (?, ?)",
+                [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
+            )
+
+    def prune_vectors(self) -> int:
+        """Drop cached vectors no chunk uses any more."""
+        cur = self.db.execute(
+            "DELETE FROM vectors WHERE content_hash NOT IN (SELECT content_hash FROM chunks)"
+        )
+        return cur.rowcount
+
+    def clear(self) -> None:
+        """Forget everything (for a rebuild with another model)."""
+        with self.transaction() as db:
+            for table in ("notes", "chunks", "deps", "warnings", "vectors"):
+                db.execute(f"DELETE FROM {table}")

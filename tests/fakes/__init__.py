@@ -1,0 +1,1 @@
+"""Reusable test doubles (see openai_server.py for the OpenAI wire-protocol fake)."""
