@@ -332,6 +332,28 @@ def test_embedded_heading_names_the_path_but_anchor_stays_linkable() -> None:
     assert chunk_containing(chunks, "z0").anchor == "After"
 
 
+def test_embedded_headings_nest_under_the_host_section_and_end_with_the_embed() -> None:
+    """An embedded `# Title` must not close the host's `## Section`, and host text after the
+    embed belongs to the host section again, not to the embedded note's last heading."""
+    host = "notes/Host.md"
+    own_a = f"# Host\n\n## Section\n\n{words(30, 'h')}\n\n"  # the embed sits on line 7
+    embedded = f"# Cheatsheet\n\n{words(30, 'e')}\n\n## Sub\n\n{words(30, 's')}\n"
+    own_b = f"\n{words(30, 'z')}\n"
+    text = own_a + embedded + own_b
+    a, b = len(own_a), len(own_a) + len(embedded)
+    spans = [
+        Span(0, a, host, 1, 1),
+        Span(a, b, "lib/Cheatsheet.md", 1, 7),
+        Span(b, len(text), host, 7, 7),
+    ]
+    chunks = chunk_note(ResolvedNote(host, text, {}, 1, spans), SMALL)
+    assert chunk_containing(chunks, "e0").hierarchy_path == "Host > Section > Cheatsheet"
+    assert chunk_containing(chunks, "s0").hierarchy_path == "Host > Section > Cheatsheet > Sub"
+    after = chunk_containing(chunks, "z0")
+    assert after.hierarchy_path == "Host > Section"
+    assert after.anchor == "Section"
+
+
 def test_tags_and_aliases_come_from_frontmatter() -> None:
     fm = {"tags": ["ue5", "#rendering", None], "aliases": "Engine, UE", "title": "ignored"}
     (chunk,) = chunk_note(note("Some text.\n", frontmatter=fm))

@@ -205,20 +205,48 @@ def build_sections(
     the deepest linkable heading on the path.
     """
     sections: list[Section] = [Section((), "", 0)]
-    stack: list[tuple[int, str, bool]] = []
+    # (effective level, raw level, title, written in this note). Embedded headings nest under
+    # the host heading they appear in and end with the embed: an embedded `# Title` must not
+    # close the host's `## Section`, nor swallow the host text that follows the embed.
+    stack: list[tuple[int, int, str, bool]] = []
+
+    def open_section(level: int, blocks: list[Block]) -> Section:
+        path = tuple(t for _, _, t, _ in stack if t)
+        anchor = next((t for _, _, t, ok in reversed(stack) if ok), "")
+        section = Section(path, anchor, level, blocks)
+        sections.append(section)
+        return section
+
+    def close_embedded() -> int | None:
+        """Pop the embedded headings on top; return the level the embed started at."""
+        start = None
+        while stack and not stack[-1][3]:
+            start = stack.pop()[0]
+        return start
+
     for block in doc.blocks:
+        own = linkable(doc.line_starts[block.start_line])
         if block.kind == "heading" and block.tok >= 0:
-            level = int(doc.tokens[block.tok].tag[1:] or 1)
+            raw = int(doc.tokens[block.tok].tag[1:] or 1)
             title = doc.heading_title(block)
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, title, linkable(doc.line_starts[block.start_line])))
-            path = tuple(t for _, t, _ in stack if t)
-            anchor = next((t for _, t, ok in reversed(stack) if ok), "")
-            sections.append(Section(path, anchor, level, [block]))
-        else:
-            sections[-1].blocks.append(block)
-            sections[-1].has_body = True
+            if own:
+                close_embedded()
+                while stack and stack[-1][1] >= raw:
+                    stack.pop()
+                level = raw
+            else:
+                while stack and not stack[-1][3] and stack[-1][1] >= raw:
+                    stack.pop()
+                level = stack[-1][0] + 1 if stack else raw
+            stack.append((level, raw, title, own))
+            open_section(level, [block])
+            continue
+        if own and stack and not stack[-1][3]:
+            # Host text again after an embedded heading: back to the host's own section.
+            start = close_embedded()
+            open_section(start or 1, [])
+        sections[-1].blocks.append(block)
+        sections[-1].has_body = True
     sections = [s for s in sections if s.blocks]
     folded: list[Section] = []
     pending: list[Block] = []

@@ -21,7 +21,8 @@ Decisions (see also the module docstrings of `size.py` and `split.py`):
 - `id` = sha256(note path, hierarchy_path, anchor, ordinal among chunks with that path and
   anchor)[:16]: text edits in other sections leave it alone (unless they change whether this
   section merges with a neighbour); renaming or moving its heading changes it.
-- `embed_text` = "# {title}" + ("\n## {hierarchy_path}" when there is one) + "\n\n" + text.
+- `embed_text` = "# {title} ({aliases})" + ("\n## {hierarchy_path}" when there is one) + "\n\n"
+  + text; the alias list is left out when the note has none.
 """
 
 from __future__ import annotations
@@ -96,6 +97,10 @@ class _Chunker:
         self.title = note.title
         self.cap = opts.count_tokens if opts.max_tokens is not None else None
         self.headers: dict[tuple[str, ...], str] = {}
+        fm = note.frontmatter if isinstance(note.frontmatter, dict) else {}
+        # Aliases are how the user names the note, often in the other language (a Chinese
+        # alias on an English note): in the header they make both retrievers see them.
+        self.aliases = _unique(as_string_list(fm.get(k)) for k in ("aliases", "alias"))
 
     def run(self) -> list[Chunk]:
         if not self.text.strip():
@@ -130,7 +135,10 @@ class _Chunker:
         take more than half of the budget. Cached: a real tokenizer is not free."""
         if path in self.headers:
             return self.headers[path]
-        lines = [f"# {self.title}"] if self.title else []
+        title = self.title
+        if self.aliases:
+            title = f"{title} ({', '.join(self.aliases)})" if title else ", ".join(self.aliases)
+        lines = [f"# {title}"] if title else []
         if path:
             lines.append(f"## {HIERARCHY_SEPARATOR.join(path)}")
         if self.cap is not None and self.opts.max_tokens is not None:
@@ -211,7 +219,7 @@ class _Chunker:
         prov = self.prov
         fm = self.note.frontmatter if isinstance(self.note.frontmatter, dict) else {}
         tags = _unique(as_string_list(fm.get(k), split_spaces=True) for k in ("tags", "tag"))
-        aliases = _unique(as_string_list(fm.get(k)) for k in ("aliases", "alias"))
+        aliases = self.aliases
         ordinals: dict[tuple[str, str], int] = {}
         seen: set[str] = set()
         chunks: list[Chunk] = []

@@ -22,7 +22,7 @@ from vault_rag.chunking.types import Chunk
 from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import NoteRecord
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.pipeline import chunk_vault_note
+from vault_rag.pipeline import chunk_vault_note, pipeline_signature
 from vault_rag.vault.links import NoteIndex, parse_link
 from vault_rag.vault.paths import resolve_inside
 from vault_rag.vault.reader import DEFAULT_IGNORES, iter_note_paths
@@ -114,7 +114,8 @@ class Indexer:
             self.index.check_model()
             self.index.claim_model()
             self.reconcile()
-            scan = self.scan()
+            signature = pipeline_signature(self.chunk_options)
+            scan = self.scan(force=self.index.manifest.get_meta("pipeline") != signature)
             summary = IndexSummary(
                 notes_seen=len(scan.seen),
                 notes_changed=len(scan.changed),
@@ -129,6 +130,7 @@ class Indexer:
             counts = self.index.manifest.counts()
             summary.chunks_pending = counts["pending"]
             summary.warnings = counts["warnings"]
+            self.index.manifest.set_meta("pipeline", signature)
             if not summary.chunks_pending:
                 self.index.manifest.prune_vectors()
         summary.seconds = time.monotonic() - started
@@ -151,7 +153,8 @@ class Indexer:
             lexical.upsert(_lexical_items(manifest.chunks(missing).values()))
 
     # -- 2. what changed on disk ---------------------------------------------------------
-    def scan(self) -> ScanResult:
+    def scan(self, force: bool = False) -> ScanResult:
+        """Stat every note; `force` (the chunking pipeline changed) treats every note as changed."""
         root = self.index.vault_root
         known = self.index.manifest.notes()
         result = ScanResult(seen=list(iter_note_paths(root, self.ignores)))
@@ -160,7 +163,7 @@ class Indexer:
                 record, same = file_record(root, rel, known.get(rel))
             except OSError:
                 continue  # vanished mid-scan; the next run sees it deleted
-            if same:
+            if same and not force:
                 if record is not known.get(rel):
                     result.touched.append(record)
             else:

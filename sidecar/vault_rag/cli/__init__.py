@@ -1,0 +1,11 @@
+"""`vault-rag` command line. Commands only parse options and print; the work lives in the
+stage modules. Each submodule registers its commands on `app`."""
+
+from vault_rag.cli import (  # noqa: F401  (registers commands)
+    demo,
+    index_commands,
+    notes,
+)
+from vault_rag.cli.app import app
+
+__all__ = ["app"]

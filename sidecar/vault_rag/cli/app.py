@@ -1,0 +1,52 @@
+"""The Typer app and the options every command shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from vault_rag.vault.types import VaultWarning
+
+app = typer.Typer(
+    help="Vault RAG: ask your Obsidian vault. Cites your notes first.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+VaultOption = Annotated[
+    Path,
+    typer.Option(
+        "--vault",
+        help="Path of the Obsidian vault (the folder that holds your notes).",
+        exists=True,
+        file_okay=False,
+        dir_okay=True,
+        resolve_path=True,
+    ),
+]
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="Where the index is kept (default: a per-user data folder, one per vault).",
+        file_okay=False,
+        resolve_path=True,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def print_warnings(warnings: list[VaultWarning]) -> None:
+    for w in warnings:
+        where = f"{w.note}:{w.line}" if w.line else w.note
+        err.print(f"[yellow]warning[/] {w.code} {where}: {w.message}", highlight=False)
+
+
+def fail(message: str, code: int = 1) -> None:
+    err.print(f"[red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)

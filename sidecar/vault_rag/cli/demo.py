@@ -1,0 +1,43 @@
+"""`vault-rag demo`: the main job on the bundled sample vault, as a newcomer first sees it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from vault_rag.cli.app import DataDirOption, app, out
+from vault_rag.cli.index_commands import run_with_progress
+from vault_rag.cli.notes import print_vault_stats
+from vault_rag.context import make_indexer, open_index
+from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+from vault_rag.sample import sample_vault_path
+from vault_rag.settings import load_settings
+
+DEMO_QUESTION = "怎么让蓝图调用 C++ 函数？"
+
+
+@app.command()
+def demo(
+    data_dir: DataDirOption = None,
+    question: Annotated[str, typer.Option(help="What to search for.")] = DEMO_QUESTION,
+) -> None:
+    """Chunk, index and search the bundled sample vault (Chinese and English UE notes)."""
+    vault = sample_vault_path()
+    out.print(f"[bold]Sample vault:[/] {vault}", highlight=False)
+    print_vault_stats(vault)
+    settings = load_settings(vault=vault, data_dir=data_dir)
+    index = open_index(settings)
+    try:
+        out.print(f"[bold]Indexing[/] into {index.data_dir}", highlight=False)
+        out.print(run_with_progress(make_indexer(settings, index)).line(), highlight=False)
+        results = hybrid_search(index, question, SearchOptions(k=5))
+    finally:
+        index.close()
+    table = Table(title=f"search: {question}")
+    for column in ("#", "note", "heading", "lines"):
+        table.add_column(column)
+    for i, r in enumerate(results, 1):
+        table.add_row(str(i), r.note_path, r.heading_path, f"{r.line_start}-{r.line_end}")
+    out.print(table)

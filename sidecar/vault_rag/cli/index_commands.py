@@ -1,0 +1,159 @@
+"""Commands over the index: index, search, status."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
+from vault_rag.context import make_indexer, open_index
+from vault_rag.embeddings.base import EmbeddingError
+from vault_rag.index.indexer import Indexer, IndexSummary
+from vault_rag.index.indexer import Progress as IndexProgress
+from vault_rag.index.lock import IndexLockedError
+from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
+from vault_rag.index.status import index_status
+from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+from vault_rag.settings import Settings, load_settings
+
+
+def _open(vault: object, data_dir: object) -> tuple[Settings, VaultIndex]:
+    settings = load_settings(vault=vault, data_dir=data_dir)
+    try:
+        return settings, open_index(settings)
+    except EmbeddingError as exc:
+        fail(str(exc))
+        raise  # unreachable: fail() exits
+
+
+def run_with_progress(indexer: Indexer) -> IndexSummary:
+    """Run the indexer with a progress bar per phase (chunking, embedding)."""
+    with Progress(
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=out,
+        transient=True,
+    ) as bar:
+        task = None
+
+        def on_phase(phase: str, total: int) -> None:
+            nonlocal task
+            if task is not None:
+                bar.remove_task(task)
+            task = bar.add_task(phase, total=total)
+
+        def on_advance(n: int) -> None:
+            if task is not None:
+                bar.advance(task, n)
+
+        return indexer.run(IndexProgress(on_phase=on_phase, on_advance=on_advance))
+
+
+@app.command()
+def index(
+    vault: VaultOption,
+    data_dir: DataDirOption = None,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Forget the index and re-embed every note.")
+    ] = False,
+) -> None:
+    """Index the vault incrementally: only new or changed notes (and notes embedding them) are
+    re-chunked, and only changed chunks are embedded."""
+    settings, vault_index = _open(vault, data_dir)
+    indexer = make_indexer(settings, vault_index)
+    out.print(f"index: {vault_index.data_dir}", highlight=False)
+    try:
+        if rebuild:
+            with indexer.lock:
+                vault_index.clear()
+        summary = run_with_progress(indexer)
+    except (IndexLockedError, ModelMismatchError, EmbeddingError) as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        out.print("interrupted: finished work is kept; run `vault-rag index` again to resume")
+        raise typer.Exit(130) from None
+    finally:
+        vault_index.close()
+    out.print(summary.line(), highlight=False)
+    if summary.warnings:
+        out.print(f"{summary.warnings} warnings: see `vault-rag status --vault {vault}`")
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for, in any language.")],
+    vault: VaultOption,
+    data_dir: DataDirOption = None,
+    k: Annotated[int, typer.Option("-k", min=1, max=200, help="How many results.")] = 10,
+    folder: Annotated[str | None, typer.Option(help="Only notes under this folder.")] = None,
+    tag: Annotated[str | None, typer.Option(help="Only notes with this tag.")] = None,
+    per_note: Annotated[
+        int | None, typer.Option("--per-note", min=1, help="At most this many chunks per note.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Hybrid search (dense + BM25) over the index."""
+    settings, vault_index = _open(vault, data_dir)
+    try:
+        vault_index.check_model()
+        options = SearchOptions(
+            k=k,
+            per_note_cap=per_note or settings.per_note_cap,
+            rrf_k=settings.rrf_k,
+            folder=folder,
+            tag=tag,
+        )
+        started = time.perf_counter()
+        results = hybrid_search(vault_index, query, options)
+        elapsed = time.perf_counter() - started
+    except (ModelMismatchError, EmbeddingError) as exc:
+        fail(str(exc))
+        return
+    finally:
+        vault_index.close()
+    if as_json:
+        payload = {"query": query, "results": [r.to_dict() for r in results]}
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    table = Table(title=f"{len(results)} results in {elapsed * 1000:.0f} ms")
+    for column in ("#", "score", "note", "heading", "lines"):
+        table.add_column(column)
+    for i, r in enumerate(results, 1):
+        note = r.note_path + (f" (from {r.origin})" if r.origin != r.note_path else "")
+        table.add_row(str(i), f"{r.score:.4f}", note, r.heading_path, f"{r.line_start}-{r.line_end}")
+    out.print(table)
+
+
+@app.command()
+def status(
+    vault: VaultOption,
+    data_dir: DataDirOption = None,
+    note: Annotated[str | None, typer.Option(help="Show the index state of one note.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """What the index holds, what is still pending and an estimate of the time left."""
+    settings = load_settings(vault=vault, data_dir=data_dir)
+    info = index_status(settings.resolved_data_dir(), note)
+    if as_json:
+        sys.stdout.write(json.dumps(info, ensure_ascii=False, indent=2) + "\n")
+        return
+    table = Table(title=f"index of {vault}")
+    table.add_column("measure")
+    table.add_column("value")
+    for key, value in info.items():
+        if key in ("warnings", "note_state"):
+            continue
+        table.add_row(key, str(value))
+    out.print(table)
+    for w in info.get("warnings", [])[:50]:
+        out.print(f"[yellow]warning[/] {w['code']} {w['note']}: {w['message']}", highlight=False)
+    if info.get("note_state"):
+        out.print(info["note_state"])

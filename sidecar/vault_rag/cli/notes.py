@@ -1,0 +1,124 @@
+"""Commands that look at notes without an index: resolve, chunks, stats."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from vault_rag.chunking.chunker import chunk_note
+from vault_rag.cli.app import JsonOption, VaultOption, app, out, print_warnings
+from vault_rag.pipeline import chunk_vault_note
+from vault_rag.vault.embeds import resolve_note
+from vault_rag.vault.links import NoteIndex
+from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
+from vault_rag.vault.reader import iter_note_paths
+from vault_rag.vault.types import VaultWarning
+
+
+def _find_note(vault: Path, index: NoteIndex, note: str) -> str:
+    """Accept a vault-relative path (with or without .md) or a note name, as a link would."""
+    try:
+        candidate = normalize_rel_path(note)
+    except UnsafePathError as exc:
+        raise typer.BadParameter(str(exc), param_hint="NOTE") from exc
+    found = index.resolve(candidate, "")
+    if found is None:
+        raise typer.BadParameter(f"no note {note!r} in vault {vault}", param_hint="NOTE")
+    return found
+
+
+@app.command()
+def resolve(
+    note: Annotated[str, typer.Argument(help="Note path relative to the vault, or its name.")],
+    vault: VaultOption,
+    as_json: JsonOption = False,
+) -> None:
+    """Print a note with every ![[embed]] resolved, as Obsidian shows it."""
+    index = NoteIndex.from_vault(vault)
+    rel = _find_note(vault, index, note)
+    resolved = resolve_note(vault, rel, index)
+    if as_json:
+        payload = {
+            "path": resolved.path,
+            "text": resolved.text,
+            "frontmatter": resolved.frontmatter,
+            "dependencies": resolved.dependencies,
+            "spans": [s.__dict__ for s in resolved.spans],
+            "warnings": [w.to_dict() for w in resolved.warnings],
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n")
+        return
+    sys.stdout.write(resolved.text if resolved.text.endswith("\n") else resolved.text + "\n")
+    print_warnings(resolved.warnings)
+
+
+@app.command()
+def chunks(
+    note: Annotated[str, typer.Argument(help="Note path relative to the vault, or its name.")],
+    vault: VaultOption,
+    as_json: JsonOption = False,
+) -> None:
+    """Show how a note is cut into chunks (after embed resolution)."""
+    index = NoteIndex.from_vault(vault)
+    rel = _find_note(vault, index, note)
+    resolved = resolve_note(vault, rel, index)
+    result = chunk_note(resolved)
+    if as_json:
+        payload = {
+            "chunks": [c.to_dict() for c in result],
+            "warnings": [w.to_dict() for w in resolved.warnings],
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n")
+        return
+    table = Table(title=f"{rel}: {len(result)} chunks")
+    for column in ("#", "lines", "size", "code", "origin", "hierarchy"):
+        table.add_column(column)
+    for i, c in enumerate(result, 1):
+        table.add_row(
+            str(i),
+            f"{c.line_start}-{c.line_end}",
+            str(c.size),
+            "yes" if c.has_code else "",
+            c.origin if c.origin != c.note_path else "",
+            c.hierarchy_path,
+        )
+    out.print(table)
+    print_warnings(resolved.warnings)
+
+
+@app.command()
+def stats(vault: VaultOption) -> None:
+    """Resolve and chunk every note of a vault; print chunk statistics and all warnings."""
+    print_vault_stats(vault)
+
+
+def print_vault_stats(vault: Path) -> None:
+    index = NoteIndex.from_vault(vault)
+    sizes: list[int] = []
+    notes = with_embeds = 0
+    warnings: list[VaultWarning] = []
+    for rel in iter_note_paths(vault):
+        notes += 1
+        result = chunk_vault_note(vault, rel, index)
+        sizes.extend(c.size for c in result.chunks)
+        with_embeds += bool(result.note.dependencies)
+        warnings.extend(result.warnings)
+    table = Table(title=f"Chunks of {vault.name}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("notes", str(notes))
+    table.add_row("notes that embed others", str(with_embeds))
+    table.add_row("chunks", str(len(sizes)))
+    if sizes:
+        table.add_row("chunk size median (units)", f"{statistics.median(sizes):.0f}")
+        table.add_row("chunk size min / max", f"{min(sizes)} / {max(sizes)}")
+    table.add_row("warnings", str(len(warnings)))
+    out.print(table)
+    print_warnings(warnings)
+

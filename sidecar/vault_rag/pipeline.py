@@ -1,0 +1,46 @@
+"""One note from disk to chunks: read → resolve embeds → chunk. Shared by the CLI and the indexer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vault_rag.chunking.chunker import ChunkOptions, chunk_note
+from vault_rag.chunking.types import Chunk
+from vault_rag.vault.embeds import resolve_note
+from vault_rag.vault.links import NoteIndex
+from vault_rag.vault.types import ResolvedNote, VaultWarning
+
+# Bump whenever resolving or chunking would produce different chunks from the same files:
+# the indexer then re-chunks every note (vectors are still reused by content hash).
+PIPELINE_VERSION = "3"
+
+
+def pipeline_signature(options: ChunkOptions) -> str:
+    """What decides the chunks besides the files: code version and chunking options."""
+    return (
+        f"{PIPELINE_VERSION}:{options.target_min}-{options.target_max}"
+        f":overlap{options.overlap_chars}:cap{options.max_tokens}"
+    )
+
+
+@dataclass
+class NoteChunks:
+    note: ResolvedNote
+    chunks: list[Chunk] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[VaultWarning]:
+        return self.note.warnings
+
+
+def chunk_vault_note(
+    vault_root: Path,
+    rel_path: str,
+    index: NoteIndex,
+    options: ChunkOptions | None = None,
+) -> NoteChunks:
+    """Resolve one note's embeds and chunk it. Never raises for bad note content: problems are
+    warnings on the result (unsafe paths still raise, they are caller bugs or attacks)."""
+    note = resolve_note(vault_root, rel_path, index)
+    return NoteChunks(note=note, chunks=chunk_note(note, options))

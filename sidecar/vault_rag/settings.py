@@ -1,0 +1,135 @@
+"""Settings: defaults < settings file (TOML) < environment (`VAULT_RAG_*`) < CLI flags.
+
+The settings file is the path in `VAULT_RAG_CONFIG`, else `vault-rag.toml` in the per-user
+config dir (`vault-rag config-path` prints it) when it exists. `docs/settings.example.toml`
+documents every key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+APP_NAME = "vault-rag"
+SETTINGS_FILE_NAME = "vault-rag.toml"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="VAULT_RAG_", extra="ignore")
+
+    vault: Path | None = None
+    data_dir: Path | None = Field(
+        default=None, description="Where the index lives; default: per-user data dir, per vault"
+    )
+
+    # Embeddings
+    embeddings: Literal["local", "fastembed", "openai"] = "local"
+    embeddings_model: str | None = None  # fastembed / openai model name
+    embeddings_base_url: str | None = None  # openai-compatible endpoint
+    embeddings_api_key: SecretStr | None = None
+    embeddings_max_tokens: int | None = None  # override the provider's input limit
+    embeddings_batch_size: int = 32
+
+    # Chunking
+    chunk_min: int = 500
+    chunk_max: int = 1000
+
+    # Vault scanning
+    ignore: list[str] = Field(default_factory=lambda: [".obsidian", ".trash", ".git"])
+
+    # Retrieval
+    top_k: int = 10
+    per_note_cap: int = 2
+    rrf_k: int = 10
+
+    # --- Answering (graph/, `vault-rag ask`): chat model, web search, grading ------------------
+    # No `llm_model` means no language model: the graph answers deterministically (extractive).
+    llm_base_url: str | None = None  # any OpenAI-compatible server; None = api.openai.com
+    llm_model: str | None = None
+    llm_api_key: SecretStr | None = None  # local servers need none
+    # auto: JSON schema first, function calling when the server rejects it (remembered per server)
+    llm_structured_method: Literal["auto", "json_schema", "function_calling", "json_mode"] = "auto"
+    llm_timeout: float = 120.0  # seconds per request
+    llm_max_retries: int = 1  # transport retries (connection errors, 429, 5xx) per request
+    llm_max_repairs: int = 1  # re-asks after an unparsable structured reply (reported separately)
+    llm_max_tokens: int = 1024
+    llm_temperature: float | None = 0.0  # None: leave it to the server
+    web_mode: Literal["strict", "hybrid"] = "strict"  # strict: vault only
+    web_when: Literal["weak", "always"] = "weak"  # hybrid: web when vault evidence is weak / always
+    tavily_api_key: SecretStr | None = None  # no key: no web search (and a note saying so)
+    tavily_base_url: str | None = None  # None = Tavily's public API
+    web_include_domains: list[str] | None = None  # None: the domain preset's list (or any domain)
+    web_max_results: int = 5
+    domain: str | None = None  # what the assistant is about; default: "the topics of this vault"
+    domain_preset: Literal["ue"] | None = None  # "ue": Unreal Engine wording and Epic's sites
+    grade_threshold: float = 0.5  # graded candidates below this are dropped
+    dedup_threshold: float | None = None  # cosine; None = calibrated for the embedding model
+    weak_evidence_threshold: float | None = None  # cosine; None = calibrated for the model
+    hyde: bool = False  # also search with a hypothetical answer passage per aspect
+    # --- end of answering settings -------------------------------------------------------------
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlFileSource(settings_cls))
+
+    def resolved_data_dir(self) -> Path:
+        """The index folder for this vault: explicit `data_dir`, else one folder per vault under
+        the per-user data dir, so vault sync never carries index files."""
+        if self.data_dir is not None:
+            return self.data_dir.expanduser().resolve()
+        if self.vault is None:
+            raise ValueError("a vault path is needed to choose the data dir")
+        return default_data_dir(self.vault)
+
+
+def default_data_dir(vault: Path) -> Path:
+    root = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    absolute = str(vault.expanduser().resolve())
+    slug = re.sub(r"[^\w-]+", "-", Path(absolute).name).strip("-")[:40] or "vault"
+    digest = hashlib.sha256(absolute.encode()).hexdigest()[:10]
+    return root / "vaults" / f"{slug}-{digest}"
+
+
+def config_file_path() -> Path:
+    """Where the settings file is read from."""
+    explicit = os.environ.get("VAULT_RAG_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / SETTINGS_FILE_NAME
+
+
+class TomlFileSource(PydanticBaseSettingsSource):
+    """Reads the settings file (see `config_file_path`); an explicitly named file must exist."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        file = config_file_path()
+        if not file.is_file():
+            if os.environ.get("VAULT_RAG_CONFIG"):
+                raise FileNotFoundError(f"VAULT_RAG_CONFIG points at {file}, which does not exist")
+            return {}
+        with file.open("rb") as handle:
+            return tomllib.load(handle)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings with CLI overrides applied (None means "not given")."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return Settings(**given)
