@@ -14,7 +14,9 @@ runner = CliRunner()
 
 
 def test_resolve_inlines_embeds_and_reports_missing(sample_vault):
-    result = runner.invoke(app, ["resolve", "Daily/2024-05-14", "--vault", str(sample_vault), "--json"])
+    result = runner.invoke(
+        app, ["resolve", "Daily/2024-05-14", "--vault", str(sample_vault), "--json"]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["path"] == "Daily/2024-05-14.md"
@@ -42,7 +44,9 @@ def test_unknown_note_is_a_clear_error(sample_vault):
 
 
 def test_chunks_json_shape(sample_vault):
-    result = runner.invoke(app, ["chunks", "Gameplay/Actor 生命周期.md", "--vault", str(sample_vault), "--json"])
+    result = runner.invoke(
+        app, ["chunks", "Gameplay/Actor 生命周期.md", "--vault", str(sample_vault), "--json"]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert len(payload["chunks"]) >= 2

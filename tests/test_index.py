@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from index_helpers import CountingProvider, copy_vault
 
+from index_helpers import CountingProvider, copy_vault
 from vault_rag.index.indexer import Indexer
 from vault_rag.index.lock import IndexLockedError, WriterLock
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
@@ -105,9 +105,7 @@ def test_editing_an_embedded_note_reindexes_its_embedders(index, vault, counting
     embedder, embedded = deps[0]
     # Append a marker inside the part of `embedded` that `embedder` shows: find a chunk of the
     # embedder whose text came from the embedded note and put the marker after its source line.
-    from_embed = [
-        c for c in index.manifest.note_chunks(embedder) if embedded in c.origins
-    ]
+    from_embed = [c for c in index.manifest.note_chunks(embedder) if embedded in c.origins]
     assert from_embed
     marker = "MARKER-7f3a 嵌入测试标记"
     shown = next(line for c in from_embed for line in c.text.split("\n") if line.strip())

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.openai_server import FakeOpenAIServer
 
+from fakes.openai_server import FakeOpenAIServer
 from vault_rag.embeddings.factory import make_provider
 from vault_rag.index.vault_index import VaultIndex
 
@@ -27,7 +27,16 @@ SEEDS = (1, 2, 3, 4, 5)
 
 def run_index(env: dict[str, str], vault: Path, data: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "vault_rag", "index", "--vault", str(vault), "--data-dir", str(data)],
+        [
+            sys.executable,
+            "-m",
+            "vault_rag",
+            "index",
+            "--vault",
+            str(vault),
+            "--data-dir",
+            str(data),
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -43,7 +52,9 @@ def finish(env: dict[str, str], vault: Path, data: Path) -> float:
 
 
 def snapshot(server: FakeOpenAIServer, vault: Path, data: Path) -> dict[str, object]:
-    provider = make_provider("openai", model="fake-embedding", base_url=server.base_url, api_key="k")
+    provider = make_provider(
+        "openai", model="fake-embedding", base_url=server.base_url, api_key="k"
+    )
     index = VaultIndex(vault, data, provider)
     try:
         hashes = index.manifest.chunk_hashes()

@@ -52,7 +52,9 @@ def top5(index: VaultIndex, case: dict[str, str]) -> tuple[bool, list[tuple[str,
 @pytest.mark.parametrize("case", SAME_LANGUAGE, ids=[q["question"][:40] for q in SAME_LANGUAGE])
 def test_expected_note_in_top_5(sample_index: VaultIndex, case: dict[str, str]):
     found, results = top5(sample_index, case)
-    assert found, f"{case['kind']} {case['question']!r}: expected {case['expected_note']}, got {results}"
+    assert found, (
+        f"{case['kind']} {case['question']!r}: expected {case['expected_note']}, got {results}"
+    )
 
 
 def test_cross_lingual_questions_mostly_find_their_note(sample_index: VaultIndex):
@@ -67,12 +69,16 @@ def test_cross_lingual_questions_mostly_find_their_note(sample_index: VaultIndex
 
 
 def test_filters_restrict_results(sample_index: VaultIndex):
-    results = hybrid_search(sample_index, "材质 参数 Material", SearchOptions(k=10, folder="Rendering"))
+    results = hybrid_search(
+        sample_index, "材质 参数 Material", SearchOptions(k=10, folder="Rendering")
+    )
     assert results and all(r.note_path.startswith("Rendering/") for r in results)
 
 
 def test_per_note_cap(sample_index: VaultIndex):
     for cap in (1, 2):
-        results = hybrid_search(sample_index, "Actor BeginPlay Tick", SearchOptions(k=10, per_note_cap=cap))
+        results = hybrid_search(
+            sample_index, "Actor BeginPlay Tick", SearchOptions(k=10, per_note_cap=cap)
+        )
         notes = [r.note_path for r in results]
         assert results and max(notes.count(n) for n in notes) <= cap

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import SHARED_VAULT_NAMES, shared_vault
 from typer.testing import CliRunner
 
+from conftest import SHARED_VAULT_NAMES, shared_vault
 from vault_rag.cli import app
 from vault_rag.pipeline import chunk_vault_note
 from vault_rag.vault.links import NoteIndex
@@ -53,6 +53,15 @@ def test_cli_chunks_json_on_real_notes(name: str):
         payload = json.loads(result.stdout)
         assert set(payload) == {"chunks", "warnings"}
         for chunk in payload["chunks"]:
-            for key in ("id", "text", "hierarchy_path", "anchor", "line_start", "line_end",
-                        "has_code", "size", "origin"):
+            for key in (
+                "id",
+                "text",
+                "hierarchy_path",
+                "anchor",
+                "line_start",
+                "line_end",
+                "has_code",
+                "size",
+                "origin",
+            ):
                 assert key in chunk

@@ -1,4 +1,4 @@
-"""One note from disk to chunks: read → resolve embeds → chunk. Shared by the CLI and the indexer."""
+"""One note from disk to chunks: read → resolve embeds → chunk (shared by CLI and indexer)."""
 
 from __future__ import annotations
 

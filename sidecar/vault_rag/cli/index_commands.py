@@ -17,8 +17,8 @@ from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.index.indexer import Indexer, IndexSummary
 from vault_rag.index.indexer import Progress as IndexProgress
 from vault_rag.index.lock import IndexLockedError
-from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.index.status import index_status
+from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.settings import Settings, load_settings
 
@@ -128,7 +128,9 @@ def search(
         table.add_column(column)
     for i, r in enumerate(results, 1):
         note = r.note_path + (f" (from {r.origin})" if r.origin != r.note_path else "")
-        table.add_row(str(i), f"{r.score:.4f}", note, r.heading_path, f"{r.line_start}-{r.line_end}")
+        table.add_row(
+            str(i), f"{r.score:.4f}", note, r.heading_path, f"{r.line_start}-{r.line_end}"
+        )
     out.print(table)
 
 

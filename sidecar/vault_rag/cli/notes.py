@@ -121,4 +121,3 @@ def print_vault_stats(vault: Path) -> None:
     table.add_row("warnings", str(len(warnings)))
     out.print(table)
     print_warnings(warnings)
-

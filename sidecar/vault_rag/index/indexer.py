@@ -200,7 +200,9 @@ class Indexer:
             progress.on_advance(1)
         return len(todo)
 
-    def index_note(self, rel: str, record: NoteRecord, note_index: NoteIndex, priority: int) -> None:
+    def index_note(
+        self, rel: str, record: NoteRecord, note_index: NoteIndex, priority: int
+    ) -> None:
         result = chunk_vault_note(self.index.vault_root, rel, note_index, self.chunk_options)
         note = result.note
         deps = list(note.dependencies)
@@ -280,6 +282,4 @@ def _store_metadata(chunk: Chunk) -> dict[str, object]:
 
 
 def _lexical_items(chunks: Iterable[Chunk]) -> list[tuple[str, str, dict[str, object]]]:
-    return [
-        (c.id, c.embed_text, {"note_path": c.note_path, "tags": list(c.tags)}) for c in chunks
-    ]
+    return [(c.id, c.embed_text, {"note_path": c.note_path, "tags": list(c.tags)}) for c in chunks]

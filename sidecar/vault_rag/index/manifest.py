@@ -149,7 +149,9 @@ class Manifest:
                     (record.path,),
                 ).fetchall()
             )
-            old_ids = {r[0] for r in db.execute("SELECT id FROM chunks WHERE note_path=?", (record.path,))}
+            old_ids = {
+                r[0] for r in db.execute("SELECT id FROM chunks WHERE note_path=?", (record.path,))
+            }
             db.execute("DELETE FROM chunks WHERE note_path=?", (record.path,))
             db.executemany(
                 "INSERT INTO chunks(id, note_path, ordinal, content_hash, embedded, priority, data)"
@@ -270,7 +272,9 @@ class Manifest:
     def cached_vectors(self, hashes: Iterable[str]) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
         for h in set(hashes):
-            row = self.db.execute("SELECT vector FROM vectors WHERE content_hash=?", (h,)).fetchone()
+            row = self.db.execute(
+                "SELECT vector FROM vectors WHERE content_hash=?", (h,)
+            ).fetchone()
             if row:
                 out[h] = np.frombuffer(row[0], dtype=np.float32).tolist()
         return out

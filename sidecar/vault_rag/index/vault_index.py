@@ -46,9 +46,9 @@ class VaultIndex:
         stored = self.model_id
         if stored is not None and stored != self.provider.model_id:
             raise ModelMismatchError(
-                f"this index was built with embedding model {stored!r} but {self.provider.model_id!r} "
-                "is configured; run `vault-rag index --rebuild` to re-embed with the new model "
-                "(or switch the setting back)"
+                f"this index was built with embedding model {stored!r} but "
+                f"{self.provider.model_id!r} is configured; run `vault-rag index --rebuild` "
+                "to re-embed with the new model (or switch the setting back)"
             )
 
     def claim_model(self) -> None:

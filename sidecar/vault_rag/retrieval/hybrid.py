@@ -46,7 +46,9 @@ class SearchOptions:
     tag: str | None = None
 
 
-def hybrid_search(index: VaultIndex, query: str, options: SearchOptions | None = None) -> list[SearchResult]:
+def hybrid_search(
+    index: VaultIndex, query: str, options: SearchOptions | None = None
+) -> list[SearchResult]:
     opts = options or SearchOptions()
     if not query.strip():
         return []
