@@ -57,10 +57,15 @@ def test_chunks_json_shape(sample_vault):
     assert lines == sorted(lines)
 
 
-def test_demo_runs_as_a_new_user_would():
+def test_demo_runs_as_a_new_user_would(tmp_path):
+    """The README's main command: index the sample vault and answer a search."""
     proc = subprocess.run(
-        [sys.executable, "-m", "vault_rag", "demo"], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "vault_rag", "demo", "--data-dir", str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "chunks" in proc.stdout and "notes" in proc.stdout
+    assert "notes seen 24 / changed 24" in proc.stdout
+    assert "UObject 与 GC" in proc.stdout  # the note that answers the demo question
     assert "missing_heading" in proc.stderr

@@ -7,15 +7,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from vault_rag.cli.app import DataDirOption, app, out
+from vault_rag.cli.app import DataDirOption, app, err, out
 from vault_rag.cli.index_commands import run_with_progress
-from vault_rag.cli.notes import print_vault_stats
 from vault_rag.context import make_indexer, open_index
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.sample import sample_vault_path
 from vault_rag.settings import load_settings
 
-DEMO_QUESTION = "怎么让蓝图调用 C++ 函数？"
+DEMO_QUESTION = "为什么我存在数组里的指针过一阵子就变成野指针然后崩溃？"
 
 
 @app.command()
@@ -26,12 +25,13 @@ def demo(
     """Chunk, index and search the bundled sample vault (Chinese and English UE notes)."""
     vault = sample_vault_path()
     out.print(f"[bold]Sample vault:[/] {vault}", highlight=False)
-    print_vault_stats(vault)
     settings = load_settings(vault=vault, data_dir=data_dir)
     index = open_index(settings)
     try:
         out.print(f"[bold]Indexing[/] into {index.data_dir}", highlight=False)
         out.print(run_with_progress(make_indexer(settings, index)).line(), highlight=False)
+        for w in index.manifest.warnings():
+            err.print(f"[yellow]warning[/] {w['code']} {w['note']}:{w['line']}: {w['message']}")
         results = hybrid_search(index, question, SearchOptions(k=5))
     finally:
         index.close()

@@ -1,4 +1,4 @@
-"""Commands over the index: index, search, status."""
+"""Commands over the index: index, search, status, config-path."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.status import index_status
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
-from vault_rag.settings import Settings, load_settings
+from vault_rag.settings import Settings, config_file_path, load_settings
 
 
 def _open(vault: object, data_dir: object) -> tuple[Settings, VaultIndex]:
@@ -159,3 +159,9 @@ def status(
         out.print(f"[yellow]warning[/] {w['code']} {w['note']}: {w['message']}", highlight=False)
     if info.get("note_state"):
         out.print(info["note_state"])
+
+
+@app.command("config-path")
+def config_path() -> None:
+    """Print where the settings file is read from (see docs/settings.example.toml)."""
+    sys.stdout.write(f"{config_file_path()}\n")
