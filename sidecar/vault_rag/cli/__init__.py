@@ -2,7 +2,6 @@
 stage modules. Each submodule registers its commands on `app`."""
 
 from vault_rag.cli import (  # noqa: F401  (registers commands)
-    ask_commands,
     demo,
     index_commands,
     notes,
