@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from index_helpers import CountingProvider, copy_vault
 from vault_rag.index.indexer import Indexer
 from vault_rag.index.lock import IndexLockedError, WriterLock
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+
+from index_helpers import CountingProvider, copy_vault
 
 
 @pytest.fixture(scope="session")

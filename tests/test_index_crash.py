@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from fakes.openai_server import FakeOpenAIServer
 from vault_rag.embeddings.factory import make_provider
 from vault_rag.index.vault_index import VaultIndex
+
+from fakes.openai_server import FakeOpenAIServer
 
 SEEDS = (1, 2, 3, 4, 5)
 

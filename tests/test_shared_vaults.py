@@ -8,11 +8,12 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from conftest import SHARED_VAULT_NAMES, shared_vault
 from vault_rag.cli import app
 from vault_rag.pipeline import chunk_vault_note
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.reader import iter_note_paths
+
+from conftest import SHARED_VAULT_NAMES, shared_vault
 
 pytestmark = pytest.mark.shared_vaults
 
@@ -65,3 +66,38 @@ def test_cli_chunks_json_on_real_notes(name: str):
                 "origin",
             ):
                 assert key in chunk
+
+
+@pytest.mark.parametrize("name", SHARED_VAULT_NAMES)
+def test_every_real_vault_indexes_and_searches(name: str, tmp_path):
+    """The whole index path (resolve, chunk, BM25, Chroma, manifest) over a real vault.
+
+    Vectors come from the wire-level fake OpenAI embeddings server: the bundled model would
+    need most of an hour for the ~800 real notes on two cores, and this test is about the
+    pipeline surviving real notes, not about vector quality (test_search_quality covers that).
+    """
+    from vault_rag.embeddings.factory import make_provider
+    from vault_rag.index.indexer import Indexer
+    from vault_rag.index.vault_index import VaultIndex
+    from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+
+    from fakes.openai_server import FakeOpenAIServer
+
+    vault = shared_vault(name)
+    with FakeOpenAIServer() as server:
+        provider = make_provider(
+            "openai", model="fake-embedding", base_url=server.base_url, api_key="k"
+        )
+        index = VaultIndex(vault, tmp_path / "data", provider)
+        try:
+            summary = Indexer(index, batch_size=64).run()
+            counts = index.manifest.counts()
+            assert summary.notes_seen == len(list(iter_note_paths(vault)))
+            assert counts["pending"] == 0 and counts["chunks"] >= summary.notes_seen
+            assert index.store.count() == index.lexical.count() == counts["chunks"]
+            note = sorted(index.manifest.notes())[summary.notes_seen // 2]
+            query = note.rsplit("/", 1)[-1].removesuffix(".md")
+            results = hybrid_search(index, query, SearchOptions(k=10))
+            assert note in [r.note_path for r in results], f"{note} not found by its title"
+        finally:
+            index.close()
