@@ -8,6 +8,9 @@ import time
 
 import pytest
 
+from vault_rag.embeddings import EmbeddingError, EmbeddingProvider, as_langchain, make_provider
+from vault_rag.embeddings.openai_provider import OpenAICompatibleProvider
+
 from fakes.openai_server import (
     ChatReply,
     ErrorReply,
@@ -15,8 +18,6 @@ from fakes.openai_server import (
     ToolCall,
     unused_base_url,
 )
-from vault_rag.embeddings import EmbeddingError, EmbeddingProvider, as_langchain, make_provider
-from vault_rag.embeddings.openai_provider import OpenAICompatibleProvider
 
 pytest.importorskip("langchain_openai")
 
