@@ -76,6 +76,28 @@ class Settings(BaseSettings):
     hyde: bool = False  # also search with a hypothetical answer passage per aspect
     # --- end of answering settings -------------------------------------------------------------
 
+    # --- Feedback (feedback/, `vault-rag feedback`, promote) -----------------------------------
+    feedback_prior: bool = True  # ratings re-order later searches (bounded, see retrieval/hybrid)
+    feedback_half_life_days: float = Field(default=90.0, gt=0)  # a vote's weight halves this often
+    feedback_max_boost: float = Field(default=0.1, ge=0, le=0.5)  # scores scale by [1-b, 1+b]
+    answers_folder: str = "Vault RAG Answers"  # vault folder promoted answers are written to
+    # --- end of feedback settings --------------------------------------------------------------
+
+    # --- Server (`vault-rag serve`, api/, watch/, index/writer.py) -----------------------------
+    # The host is always 127.0.0.1: the sidecar is never reachable from another machine.
+    server_port: int = Field(default=8765, ge=1, le=65535)
+    # Browser origins allowed to call the API (Obsidian desktop; mobile shells for later).
+    server_cors_origins: list[str] = Field(
+        default_factory=lambda: ["app://obsidian.md", "capacitor://localhost", "http://localhost"]
+    )
+    server_max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)  # larger: 413
+    server_watch: bool = True  # follow changes made outside Obsidian (git, sync, other editors)
+    watch_debounce: float = Field(default=0.5, gt=0)  # seconds of quiet that close a batch
+    watch_max_delay: float = Field(default=5.0, gt=0)  # a never-quiet vault still flushes
+    watch_retry_delay: float = Field(default=1.0, gt=0)  # a file still being written: look again
+    index_batch_notes: int = Field(default=200, ge=1)  # notes per index write batch
+    # --- end of server settings ----------------------------------------------------------------
+
     @classmethod
     def settings_customise_sources(
         cls,

@@ -3,6 +3,7 @@ stage modules. Each submodule registers its commands on `app`."""
 
 from vault_rag.cli import (  # noqa: F401  (registers commands)
     demo,
+    feedback_commands,
     index_commands,
     notes,
 )

@@ -14,6 +14,7 @@ from rich.table import Table
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
 from vault_rag.context import make_indexer, open_index
 from vault_rag.embeddings.base import EmbeddingError
+from vault_rag.feedback.prior import FeedbackPrior, open_prior
 from vault_rag.index.indexer import Indexer, IndexSummary
 from vault_rag.index.indexer import Progress as IndexProgress
 from vault_rag.index.lock import IndexLockedError
@@ -99,17 +100,24 @@ def search(
         int | None, typer.Option("--per-note", min=1, help="At most this many chunks per note.")
     ] = None,
     as_json: JsonOption = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show each result's base score and feedback prior.")
+    ] = False,
 ) -> None:
-    """Hybrid search (dense + BM25) over the index."""
+    """Hybrid search (dense + BM25) over the index, re-ordered by the feedback prior."""
     settings, vault_index = _open(vault, data_dir)
+    prior: FeedbackPrior | None = None
     try:
         vault_index.check_model()
+        prior = open_prior(settings)
         options = SearchOptions(
             k=k,
             per_note_cap=per_note or settings.per_note_cap,
             rrf_k=settings.rrf_k,
             folder=folder,
             tag=tag,
+            prior=prior,
+            prior_weight=settings.feedback_max_boost,
         )
         started = time.perf_counter()
         results = hybrid_search(vault_index, query, options)
@@ -119,19 +127,27 @@ def search(
         return
     finally:
         vault_index.close()
+        if prior is not None:
+            prior.close()
     if as_json:
         payload = {"query": query, "results": [r.to_dict() for r in results]}
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
     table = Table(title=f"{len(results)} results in {elapsed * 1000:.0f} ms")
-    for column in ("#", "score", "note", "heading", "lines"):
+    explained = ("base", "prior") if explain else ()
+    for column in ("#", "score", *explained, "note", "heading", "lines"):
         table.add_column(column)
     for i, r in enumerate(results, 1):
         note = r.note_path + (f" (from {r.origin})" if r.origin != r.note_path else "")
+        note += " (promoted)" if r.promoted else ""
+        # score = base × prior; prior ×1.000 means no feedback (or the prior is off)
+        extra = (f"{r.base_score or 0.0:.4f}", f"×{r.prior:.3f}") if explain else ()
         table.add_row(
-            str(i), f"{r.score:.4f}", note, r.heading_path, f"{r.line_start}-{r.line_end}"
+            str(i), f"{r.score:.4f}", *extra, note, r.heading_path, f"{r.line_start}-{r.line_end}"
         )
     out.print(table)
+    if explain and prior is None:
+        out.print("the feedback prior is off (feedback_prior = false): score = base")
 
 
 @app.command()

@@ -4,17 +4,33 @@ Dense similarity (Chroma) and BM25 (CJK-aware) each rank candidates; reciprocal 
 combines the ranks, which needs no calibration between the two score scales (the bundled
 model's cosine scores are compressed into a narrow band). Chunks that are not embedded yet
 still compete through BM25, so a vault is searchable while its first index fills.
+
+An optional feedback prior (`SearchOptions.prior`) then re-orders the fused candidates: each
+score is multiplied by a factor in [1 − b, 1 + b] (b = `prior_weight`). It never adds a
+candidate, and it cannot overturn a clear difference: a result whose fused score is below
+(1 − b) / (1 + b) of another's stays below it whatever the feedback (b = 0.1: 0.818, so only
+results within about 18 % of each other can swap).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.vault_index import VaultIndex
+from vault_rag.vault.frontmatter import split_frontmatter
+from vault_rag.vault.paths import UnsafePathError, resolve_inside
+
+# chunk ids of the fused candidates → feedback signal in [-1, 1] for those that have one
+PriorFn = Callable[[Sequence[str]], Mapping[str, float]]
+MAX_PRIOR_WEIGHT = 0.5  # above this the prior would outweigh retrieval rather than nudge it
+PROMOTED = "promoted"  # frontmatter `origin:` of an answer saved as a note
 
 
 @dataclass
@@ -31,6 +47,9 @@ class SearchResult:
     embedded_in: list[str] = field(default_factory=list)  # other notes showing this same text
     dense_score: float | None = None  # cosine similarity, when the dense side found it
     lexical_score: float | None = None  # BM25 score, when the lexical side found it
+    base_score: float | None = None  # fused RRF score before the feedback prior
+    prior: float = 1.0  # feedback factor: score = base_score × prior (1.0: no feedback / off)
+    promoted: bool = False  # the note is a promoted answer (frontmatter `origin: promoted`)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -44,6 +63,25 @@ class SearchOptions:
     candidates: int = 50  # per retriever, before fusion
     folder: str | None = None  # note path prefix, e.g. "Rendering/"
     tag: str | None = None
+    prior: PriorFn | None = None  # feedback prior (None: off; see the module doc)
+    prior_weight: float = 0.1  # b: the prior scales a fused score by a factor in [1-b, 1+b]
+    include_promoted: bool = True  # False: leave out notes saved from answers
+
+
+def apply_prior(
+    fused: Mapping[str, float], prior: PriorFn | None, weight: float
+) -> dict[str, float]:
+    """The factor for each fused candidate: 1 + weight × signal, the signal clamped to [-1, 1].
+    Signals for ids that are not candidates are ignored: the prior re-orders, never adds."""
+    if not 0.0 <= weight <= MAX_PRIOR_WEIGHT:
+        raise ValueError(f"prior_weight must be within [0, {MAX_PRIOR_WEIGHT}], not {weight}")
+    factors = dict.fromkeys(fused, 1.0)
+    if prior is None or not weight or not fused:
+        return factors
+    for chunk_id, value in prior(list(fused)).items():
+        if chunk_id in factors and math.isfinite(value):
+            factors[chunk_id] = 1.0 + weight * max(-1.0, min(1.0, value))
+    return factors
 
 
 def hybrid_search(
@@ -68,8 +106,11 @@ def hybrid_search(
         for rank, (chunk_id, _) in enumerate(ranking):
             fused[chunk_id] += 1.0 / (opts.rrf_k + rank + 1)
     dense_scores, lexical_scores = dict(dense), dict(lexical)
-    order = sorted(fused, key=lambda i: (-fused[i], i))
+    factors = apply_prior(fused, opts.prior, opts.prior_weight)
+    final = {i: fused[i] * factors[i] for i in fused}
+    order = sorted(final, key=lambda i: (-final[i], i))
     chunks = index.manifest.chunks(order)
+    promoted: dict[str, bool] = {}
 
     results: list[SearchResult] = []
     by_text: dict[str, SearchResult] = {}
@@ -78,6 +119,8 @@ def hybrid_search(
         chunk = chunks.get(chunk_id)
         if chunk is None or (allowed is not None and chunk.note_path not in allowed):
             continue  # stale projection entry; reconcile removes it
+        if not opts.include_promoted and _cached_is_promoted(index, chunk.note_path, promoted):
+            continue
         # The same embedded text shows up in the note that wrote it and in every note that
         # embeds it: return it once, attributed to its origin, listing the embedders.
         key = _text_key(chunk)
@@ -87,11 +130,14 @@ def hybrid_search(
         if per_note[chunk.note_path] >= opts.per_note_cap:
             continue
         result = _result(chunk, fused[chunk_id], dense_scores, lexical_scores)
+        result.score, result.prior = round(final[chunk_id], 6), factors[chunk_id]
         by_text[key] = result
         per_note[chunk.note_path] += 1
         results.append(result)
         if len(results) >= opts.k:
             break
+    for result in results:  # after merging: a result may now cite another note
+        result.promoted = _cached_is_promoted(index, result.note_path, promoted)
     return results
 
 
@@ -113,6 +159,38 @@ def _allowed_note_paths(index: VaultIndex, opts: SearchOptions) -> set[str] | No
     return paths
 
 
+def _cached_is_promoted(index: VaultIndex, note_path: str, seen: dict[str, bool]) -> bool:
+    if note_path not in seen:
+        seen[note_path] = _is_promoted(index, note_path)
+    return seen[note_path]
+
+
+def _is_promoted(index: VaultIndex, note_path: str) -> bool:
+    """Whether the note's frontmatter says `origin: promoted`. Chunks do not carry frontmatter
+    fields, so it is read from the note, cached per indexed version of the file."""
+    record = index.manifest.note(note_path)
+    if record is None:
+        return False
+    try:
+        path = resolve_inside(index.vault_root, note_path)
+    except UnsafePathError:
+        return False
+    return _frontmatter_origin(str(path), record.file_hash) == PROMOTED
+
+
+@lru_cache(maxsize=4096)
+def _frontmatter_origin(path: str, file_hash: str) -> str | None:
+    """`origin:` of the note at `path`; `file_hash` only keys the cache to the indexed version."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            head = handle.read(64 * 1024)  # frontmatter sits at the top
+    except OSError:
+        return None
+    frontmatter = split_frontmatter(head)[0]
+    origin = frontmatter.get("origin")
+    return str(origin).strip().casefold() if origin is not None else None
+
+
 def _text_key(chunk: Chunk) -> str:
     return hashlib.sha256(" ".join(chunk.text.split()).encode()).hexdigest()
 
@@ -126,6 +204,7 @@ def _result(
         anchor=chunk.anchor,
         chunk_id=chunk.id,
         score=round(score, 6),
+        base_score=round(score, 6),
         text=chunk.text,
         origin=chunk.origin,
         line_start=chunk.line_start,
