@@ -63,3 +63,16 @@ export function resolveActiveNoteCommand(app: App, deps: ResolverDeps, tasks: Ba
     },
   };
 }
+
+/** Show the ask pane in the right sidebar, reusing an open one. */
+export async function openAskView(app: App, viewType: string): Promise<void> {
+  const existing = app.workspace.getLeavesOfType(viewType)[0];
+  const leaf = existing ?? app.workspace.getRightLeaf(false);
+  if (!leaf) return;
+  if (!existing) await leaf.setViewState({ type: viewType, active: true });
+  await app.workspace.revealLeaf(leaf);
+}
+
+export function openAskViewCommand(app: App, viewType: string): Command {
+  return { id: "open-ask-pane", name: "Ask the vault", callback: () => void openAskView(app, viewType) };
+}

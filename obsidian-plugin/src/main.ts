@@ -1,32 +1,50 @@
 import { Plugin, resolveSubpath } from "obsidian";
 
-import { BackgroundTasks, resolveActiveNoteCommand } from "./commands";
+import { BackgroundTasks, openAskView, openAskViewCommand, resolveActiveNoteCommand } from "./commands";
 import { obsidianVault } from "./resolver/obsidian";
+import { Services } from "./services";
 import { parseSettings, type SettingsHost, type VaultRagSettings, VaultRagSettingTab } from "./settings";
+import { syncEvents } from "./sync";
+import { AskView, VIEW_TYPE_ASK } from "./view/askView";
 
 /** Lifecycle only: what `onload` registers, `onunload` (or Obsidian) takes down again. */
 export default class VaultRagPlugin extends Plugin implements SettingsHost {
   override settings: VaultRagSettings = parseSettings(null);
   private readonly tasks = new BackgroundTasks();
+  services: Services | null = null;
 
   override async onload(): Promise<void> {
     this.settings = parseSettings(await this.loadData());
+    const services = new Services(this.app, () => this.settings, resolveSubpath);
+    this.services = services;
     this.addSettingTab(new VaultRagSettingTab(this.app, this));
     const deps = { vault: obsidianVault(this.app), resolveSubpath };
     this.addCommand(resolveActiveNoteCommand(this.app, deps, this.tasks));
+    this.registerView(VIEW_TYPE_ASK, (leaf) => new AskView(leaf, services.viewHost));
+    this.addCommand(openAskViewCommand(this.app, VIEW_TYPE_ASK));
+    this.addRibbonIcon("message-square", "Ask the vault", () => void openAskView(this.app, VIEW_TYPE_ASK));
+    services.attachStatusBar(this.addStatusBarItem());
+    // After layout-ready: Obsidian's start-up indexing events are not edits; reconcile covers them.
+    this.app.workspace.onLayoutReady(() => {
+      for (const ref of syncEvents(this.app, services.sync)) this.registerEvent(ref);
+      services.start();
+    });
   }
 
   override onunload(): void {
-    // Commands and the settings tab are removed by Obsidian; running work is ours to stop.
+    // Commands, views, events and the settings tab are removed by Obsidian; running work is ours.
     this.tasks.abortAll();
+    this.services?.stop();
   }
 
   /** `data.json` changed on disk (e.g. by a sync tool): take the new values. */
   override async onExternalSettingsChange(): Promise<void> {
     this.settings = parseSettings(await this.loadData());
+    this.services?.settingsChanged();
   }
 
   async saveSettings(): Promise<void> {
     await this.saveData(this.settings);
+    this.services?.settingsChanged();
   }
 }

@@ -1,15 +1,26 @@
 import { type App, type Plugin, PluginSettingTab, Setting } from "obsidian";
 
+import type { AnswerMode } from "./client";
+
 export interface VaultRagSettings {
   /** Base URL of the local sidecar, without a trailing slash. */
   sidecarUrl: string;
   /** Bearer token the sidecar expects; empty when it runs without one. */
   token: string;
+  /** The ask pane's default: `strict` (the vault only) or `hybrid` (the vault plus the web). */
+  answerMode: AnswerMode;
+  /** Vault folders whose notes are never sent to the sidecar. */
+  excludedFolders: string[];
+  /** Where "Save as note" puts answers (vault-relative); empty: the sidecar's default. */
+  answersFolder: string;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VaultRagSettings> = {
   sidecarUrl: "http://127.0.0.1:8765",
   token: "",
+  answerMode: "strict",
+  excludedFolders: [],
+  answersFolder: "",
 };
 
 const URL_HELP = "Where the Vault RAG sidecar listens, e.g. http://127.0.0.1:8765.";
@@ -21,6 +32,11 @@ export function parseSettings(data: unknown): VaultRagSettings {
   return {
     sidecarUrl: url ?? DEFAULT_SETTINGS.sidecarUrl,
     token: typeof raw.token === "string" ? raw.token.trim() : DEFAULT_SETTINGS.token,
+    answerMode: raw.answerMode === "hybrid" ? "hybrid" : "strict",
+    excludedFolders: Array.isArray(raw.excludedFolders)
+      ? parseFolderList(raw.excludedFolders.filter((f): f is string => typeof f === "string").join("\n"))
+      : [],
+    answersFolder: typeof raw.answersFolder === "string" ? normalizeFolder(raw.answersFolder) : "",
   };
 }
 
@@ -34,6 +50,17 @@ export function normalizeSidecarUrl(value: string): string | null {
   }
   if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash) return null;
   return url.href.replace(/\/+$/, "");
+}
+
+/** A vault-relative folder: forward slashes, no leading or trailing slash, NFC. */
+export function normalizeFolder(value: string): string {
+  return value.trim().replace(/\\/g, "/").replace(/^\/+|\/+$/g, "").normalize("NFC");
+}
+
+/** One folder per line (or comma separated), normalised, empty lines and duplicates dropped. */
+export function parseFolderList(text: string): string[] {
+  const folders = text.split(/[\n,]/).map(normalizeFolder).filter((folder) => folder !== "");
+  return [...new Set(folders)];
 }
 
 /** What the settings tab needs from the plugin. */
@@ -53,31 +80,73 @@ export class VaultRagSettingTab extends PluginSettingTab {
   override display(): void {
     const { containerEl } = this;
     containerEl.empty();
+    const settings = this.host.settings;
+    const save = () => this.host.saveSettings();
 
     const url = new Setting(containerEl).setName("Sidecar URL").setDesc(URL_HELP);
     url.addText((text) =>
       text
         .setPlaceholder(DEFAULT_SETTINGS.sidecarUrl)
-        .setValue(this.host.settings.sidecarUrl)
+        .setValue(settings.sidecarUrl)
         .onChange(async (value) => {
           const normalized = normalizeSidecarUrl(value);
           url.descEl.toggleClass("vault-rag-setting-error", normalized === null);
           url.setDesc(normalized === null ? `Not an http(s) URL: ${value}` : URL_HELP);
           if (normalized === null) return;
-          this.host.settings.sidecarUrl = normalized;
-          await this.host.saveSettings();
+          settings.sidecarUrl = normalized;
+          await save();
         }),
     );
 
     new Setting(containerEl)
       .setName("Token")
-      .setDesc("The sidecar's access token (stored in this vault's plugin data).")
+      .setDesc('The sidecar\'s access token ("vault-rag token" prints it; stored in this vault\'s plugin data).')
       .addText((text) => {
         text.inputEl.type = "password";
-        text.setValue(this.host.settings.token).onChange(async (value) => {
-          this.host.settings.token = value.trim();
-          await this.host.saveSettings();
+        text.setValue(settings.token).onChange(async (value) => {
+          settings.token = value.trim();
+          await save();
         });
       });
+
+    new Setting(containerEl)
+      .setName("Answer mode")
+      .setDesc("What the ask pane answers from by default; the pane can switch per question.")
+      .addDropdown((dropdown) =>
+        dropdown
+          .addOption("strict", "Vault only")
+          .addOption("hybrid", "Vault + web")
+          .setValue(settings.answerMode)
+          .onChange(async (value) => {
+            settings.answerMode = value === "hybrid" ? "hybrid" : "strict";
+            await save();
+          }),
+      );
+
+    new Setting(containerEl)
+      .setName("Excluded folders")
+      .setDesc("Notes in these folders are never sent to the sidecar. One folder per line.")
+      .addTextArea((area) =>
+        area
+          .setPlaceholder("Private\nTemplates")
+          .setValue(settings.excludedFolders.join("\n"))
+          .onChange(async (value) => {
+            settings.excludedFolders = parseFolderList(value);
+            await save();
+          }),
+      );
+
+    new Setting(containerEl)
+      .setName("Answers folder")
+      .setDesc('Where "Save as note" writes answers; empty for the sidecar\'s default.')
+      .addText((text) =>
+        text
+          .setPlaceholder("Answers")
+          .setValue(settings.answersFolder)
+          .onChange(async (value) => {
+            settings.answersFolder = normalizeFolder(value);
+            await save();
+          }),
+      );
   }
 }

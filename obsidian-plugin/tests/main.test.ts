@@ -1,15 +1,21 @@
 /**
  * The plugin's lifecycle against the `obsidian` shim: what onload registers, the resolve
- * command end to end on a fixture vault, the settings tab, and onunload stopping work.
+ * command end to end on a fixture vault, the settings tab, layout-ready (events, status poll,
+ * reconcile against a stand-in sidecar on 127.0.0.1) and onunload stopping work.
  */
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 
 import type { App, PluginManifest } from "obsidian";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
+import type { NotePayload } from "../src/client";
 import VaultRagPlugin from "../src/main";
 import { resolveNote } from "../src/resolver";
 import { DEFAULT_SETTINGS } from "../src/settings";
+import { sha256Hex } from "../src/sync";
 import * as shim from "./__mocks__/obsidian";
 import { FIXTURES, type FixtureFile, FixtureVault } from "./helpers/fixtureVault";
 
@@ -18,20 +24,42 @@ const MANIFEST = { id: "vault-rag", name: "Vault RAG", version: "0.1.0", minAppV
 interface FakeApp {
   active: (FixtureFile & { basename: string }) | null;
   read: (file: FixtureFile) => Promise<string>;
+  layoutReady: (() => unknown)[];
+  handlers: Map<string, (...args: unknown[]) => unknown>;
 }
 
 function fakeApp(vault: FixtureVault, active: string | null) {
   const state: FakeApp = {
     active: active === null ? null : { ...vault.file(active), basename: path.basename(active, ".md") },
     read: async (file) => vault.read(file),
+    layoutReady: [],
+    handlers: new Map(),
+  };
+  const on = (source: string) => (name: string, callback: (...args: unknown[]) => unknown) => {
+    state.handlers.set(`${source}:${name}`, callback);
+    return { source, name };
   };
   const app = {
-    workspace: { getActiveFile: () => state.active },
+    workspace: {
+      getActiveFile: () => state.active,
+      onLayoutReady: (callback: () => unknown) => state.layoutReady.push(callback),
+      getLeavesOfType: () => [],
+      getRightLeaf: () => null,
+    },
     metadataCache: {
       getFirstLinkpathDest: (linkpath: string, source: string) => vault.getFirstLinkpathDest(linkpath, source),
       getFileCache: (file: FixtureFile) => vault.getFileCache(file),
+      resolvedLinks: {},
+      unresolvedLinks: {},
+      on: on("metadataCache"),
     },
-    vault: { cachedRead: (file: FixtureFile) => state.read(file) },
+    vault: {
+      cachedRead: (file: FixtureFile) => state.read(file),
+      readBinary: async (file: FixtureFile) => new TextEncoder().encode(vault.read(file)).buffer,
+      getMarkdownFiles: () => vault.notePaths().map((p) => vault.file(p)),
+      getAbstractFileByPath: (p: string) => (vault.notePaths().includes(p) ? vault.file(p) : null),
+      on: on("vault"),
+    },
   };
   return { app: app as unknown as App, state };
 }
@@ -50,21 +78,36 @@ function resolveCommand(fake: shim.Plugin): (checking: boolean) => boolean | und
   return command.checkCallback;
 }
 
-afterEach(() => {
+const servers: Server[] = [];
+const plugins: VaultRagPlugin[] = [];
+
+afterEach(async () => {
+  for (const plugin of plugins.splice(0)) plugin.onunload();
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
   shim.Notice.shown.length = 0;
 });
 
 describe("VaultRagPlugin", () => {
   const vault = new FixtureVault(path.join(FIXTURES, "recursive-embed"));
 
-  it("registers its settings tab and command on load", async () => {
-    const { fake } = await loadPlugin(fakeApp(vault, "A.md").app);
+  it("registers its settings tab, commands, view, ribbon icon and status bar item on load", async () => {
+    const { fake, plugin } = await loadPlugin(fakeApp(vault, "A.md").app);
+    plugins.push(plugin);
     expect(fake.settingTabs).toHaveLength(1);
-    expect(fake.commands.map((c) => c.id)).toEqual(["resolve-active-note-embeds"]);
+    expect(fake.commands.map((c) => c.id)).toEqual(["resolve-active-note-embeds", "open-ask-pane"]);
+    expect([...fake.views.keys()]).toEqual(["vault-rag-ask"]);
+    expect(fake.ribbonIcons.map((r) => r.title)).toEqual(["Ask the vault"]);
+    expect(fake.statusBarItems).toHaveLength(1);
+    expect((fake.statusBarItems[0] as shim.FakeElement).textContent).toBe("RAG: connecting…");
+    expect(fake.events).toEqual([]); // vault events only after layout-ready
   });
 
   it("resolves the active note and shows the resolved length", async () => {
-    const { fake } = await loadPlugin(fakeApp(vault, "A.md").app);
+    const { fake, plugin } = await loadPlugin(fakeApp(vault, "A.md").app);
+    plugins.push(plugin);
     expect(resolveCommand(fake)(false)).toBe(true);
     const expected = await resolveNote(vault, vault.file("A.md"));
     await vi.waitFor(() => expect(shim.Notice.shown).toHaveLength(1));
@@ -75,7 +118,8 @@ describe("VaultRagPlugin", () => {
 
   it("offers the command only for a markdown note", async () => {
     const { app, state } = fakeApp(vault, null);
-    const { fake } = await loadPlugin(app);
+    const { fake, plugin } = await loadPlugin(app);
+    plugins.push(plugin);
     expect(resolveCommand(fake)(true)).toBe(false);
     state.active = { path: "photo.png", extension: "png", diskPath: "", basename: "photo" };
     expect(resolveCommand(fake)(true)).toBe(false);
@@ -103,19 +147,31 @@ describe("VaultRagPlugin", () => {
     const { plugin } = await loadPlugin(fakeApp(vault, null).app, {
       sidecarUrl: "http://localhost:9000/",
       token: " secret ",
+      answerMode: "hybrid",
+      excludedFolders: ["/Private/", "Templates", "", 3],
+      answersFolder: "/Answers/",
       unknown: 1,
     });
-    expect(plugin.settings).toEqual({ sidecarUrl: "http://localhost:9000", token: "secret" });
-    const { plugin: fresh } = await loadPlugin(fakeApp(vault, null).app, { sidecarUrl: "ftp://x" });
+    plugins.push(plugin);
+    expect(plugin.settings).toEqual({
+      sidecarUrl: "http://localhost:9000",
+      token: "secret",
+      answerMode: "hybrid",
+      excludedFolders: ["Private", "Templates"],
+      answersFolder: "Answers",
+    });
+    const { plugin: fresh } = await loadPlugin(fakeApp(vault, null).app, { sidecarUrl: "ftp://x", answerMode: "web" });
+    plugins.push(fresh);
     expect(fresh.settings).toEqual(DEFAULT_SETTINGS);
   });
 
   it("saves valid settings from the tab and refuses an invalid URL", async () => {
     const { plugin, fake } = await loadPlugin(fakeApp(vault, null).app);
+    plugins.push(plugin);
     const tab = fake.settingTabs[0] as unknown as shim.PluginSettingTab & { display(): void };
     tab.display();
-    const [url, token] = shim.settingsIn(tab.containerEl);
-    if (!url || !token) throw new Error("settings not shown");
+    const [url, token, mode, excluded, answers] = shim.settingsIn(tab.containerEl);
+    if (!url || !token || !mode || !excluded || !answers) throw new Error("settings not shown");
     expect(token.texts[0]?.inputEl.type).toBe("password");
 
     await url.texts[0]?.type("not a url");
@@ -124,8 +180,77 @@ describe("VaultRagPlugin", () => {
 
     await url.texts[0]?.type("https://rag.example:8443/");
     await token.texts[0]?.type("t0ken");
+    expect([...((mode.texts[0] as shim.DropdownComponent).options.keys())]).toEqual(["strict", "hybrid"]);
+    await mode.texts[0]?.type("hybrid");
+    await excluded.texts[0]?.type("Private\n/Daily/\n\nPrivate");
+    await answers.texts[0]?.type(" UE/ ");
     expect(url.descEl.classes.has("vault-rag-setting-error")).toBe(false);
-    expect(fake.data).toEqual({ sidecarUrl: "https://rag.example:8443", token: "t0ken" });
+    expect(fake.data).toEqual({
+      sidecarUrl: "https://rag.example:8443",
+      token: "t0ken",
+      answerMode: "hybrid",
+      excludedFolders: ["Private", "Daily"],
+      answersFolder: "UE",
+    });
     expect(plugin.settings.sidecarUrl).toBe("https://rag.example:8443");
   });
+
+  it("on layout-ready follows vault events, polls the status and reconciles with the sidecar", async () => {
+    const puts: NotePayload[][] = [];
+    const seen: string[] = [];
+    const aHash = await sha256Hex((await buildExpected(vault, "A.md")).content);
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization}`);
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+      req.on("end", () => {
+        res.setHeader("Content-Type", "application/json");
+        if (req.url === "/v1/notes/hashes") res.end(JSON.stringify({ algorithm: "sha256", hashes: { "A.md": aHash, "Old.md": "x" } }));
+        else if (req.url === "/v1/status") res.end(JSON.stringify({ notes: 3, chunks: 9, embedded: 9, pending: 0 }));
+        else if (req.url === "/v1/notes" && req.method === "PUT") {
+          puts.push((JSON.parse(body) as { notes: NotePayload[] }).notes);
+          res.end("{}");
+        } else res.end("{}");
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    const { app, state } = fakeApp(vault, null);
+    const { plugin, fake } = await loadPlugin(app, { sidecarUrl: url, token: "tok" });
+    plugins.push(plugin);
+    for (const ready of state.layoutReady) ready();
+    expect([...state.handlers.keys()].sort()).toEqual(["metadataCache:changed", "vault:delete", "vault:rename"]);
+    expect(fake.events).toHaveLength(3);
+
+    await vi.waitFor(() => expect(puts.length).toBeGreaterThan(0));
+    // A.md is current on the sidecar; the other notes are posted, resolved; Old.md is deleted.
+    const posted = puts.flat();
+    expect(posted.map((n) => n.path).sort()).toEqual(vault.notePaths().filter((p) => p !== "A.md").sort());
+    for (const note of posted) expect(note).toEqual(await buildExpected(vault, note.path));
+    expect(seen).toContain("DELETE /v1/notes Bearer tok");
+    await vi.waitFor(() => expect((fake.statusBarItems[0] as shim.FakeElement).textContent).toBe("RAG: 3 notes"));
+    expect(shim.Notice.shown).toEqual([]);
+  });
+
+  it("shows one notice when the sidecar cannot be reached", async () => {
+    const { app, state } = fakeApp(vault, null);
+    const { plugin, fake } = await loadPlugin(app, { sidecarUrl: "http://127.0.0.1:9" });
+    plugins.push(plugin);
+    for (const ready of state.layoutReady) ready();
+    await vi.waitFor(() => expect((fake.statusBarItems[0] as shim.FakeElement).textContent).toBe("RAG: offline"));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(shim.Notice.shown).toHaveLength(1);
+    expect(shim.Notice.shown[0]).toContain("cannot reach the sidecar at http://127.0.0.1:9");
+  });
 });
+
+/** What the plugin should post for a fixture note: its resolved text behind its frontmatter. */
+async function buildExpected(vault: FixtureVault, notePath: string): Promise<NotePayload> {
+  const resolved = await resolveNote(vault, vault.file(notePath));
+  const raw = readFileSync(path.join(vault.caseDir, "vault", notePath), "utf8");
+  const fm = vault.getFileCache(vault.file(notePath))?.frontmatterPosition;
+  const head = fm ? `${raw.split("\n").slice(0, fm.end.line + 1).join("\n")}\n` : "";
+  return { path: notePath, content: head + resolved.text, embeds: resolved.dependencies, mtime: expect.any(Number) as unknown as number };
+}

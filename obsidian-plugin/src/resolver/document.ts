@@ -66,7 +66,8 @@ export function buildDoc<F extends TFileLike>(file: F, text: string, cache: Cach
   return doc;
 }
 
-function bodyStart(cache: CachedMetadata): number {
+/** The first file line after the frontmatter (0 when the note has none). */
+export function bodyStart(cache: CachedMetadata): number {
   const yaml = cache.sections?.find((s) => s.type === "yaml" && s.position.start.line === 0);
   const position = cache.frontmatterPosition ?? yaml?.position;
   return position ? position.end.line + 1 : 0;

@@ -9,11 +9,14 @@ import { resolveSubpathLike } from "../../src/resolver/subpath";
 /** Obsidian's `resolveSubpath`, with the same semantics as the resolver's own. */
 export const resolveSubpath = resolveSubpathLike;
 
-/** The few HTMLElement helpers Obsidian adds that src/ calls. */
+/** The few HTMLElement helpers Obsidian adds that src/ calls (for tests without a DOM). */
 export class FakeElement {
   readonly classes = new Set<string>();
+  readonly attributes = new Map<string, string>();
+  readonly listeners = new Map<string, (() => void)[]>();
   children: FakeElement[] = [];
   type = "text";
+  textContent = "";
 
   empty(): void {
     this.children = [];
@@ -23,12 +26,60 @@ export class FakeElement {
     if (on) this.classes.add(name);
     else this.classes.delete(name);
   }
+
+  addClass(name: string): void {
+    this.classes.add(name);
+  }
+
+  setText(text: string): void {
+    this.textContent = text;
+  }
+
+  setAttribute(name: string, value: string): void {
+    this.attributes.set(name, value);
+  }
+
+  addEventListener(type: string, listener: () => void): void {
+    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
+  }
+
+  /** Test hook: run the listeners of `type`. */
+  dispatch(type: string): void {
+    for (const listener of this.listeners.get(type) ?? []) listener();
+  }
+}
+
+/**
+ * A real DOM element with the Obsidian helpers src/ uses (`empty`, `addClass`, `toggleClass`,
+ * `setText`; the real definitions type them on every HTMLElement), where a DOM exists
+ * (happy-dom, a browser).
+ */
+export function obsidianElement(doc: Document = document, tag = "div"): HTMLElement {
+  const el = doc.createElement(tag);
+  el.empty = () => {
+    while (el.firstChild) el.removeChild(el.firstChild);
+  };
+  el.addClass = (...names: string[]) => el.classList.add(...names.flat());
+  el.toggleClass = (name: string | string[], on: boolean) => {
+    for (const n of [name].flat()) el.classList.toggle(n, on);
+  };
+  el.setText = (text: string | DocumentFragment) => {
+    el.textContent = typeof text === "string" ? text : (text.textContent ?? "");
+  };
+  return el;
+}
+
+function someElement(): FakeElement | HTMLElement {
+  return typeof document === "undefined" ? new FakeElement() : obsidianElement();
 }
 
 export class Notice {
   static readonly shown: string[] = [];
 
-  constructor(readonly message: string) {
+  constructor(
+    readonly message: string,
+    readonly duration?: number,
+  ) {
     Notice.shown.push(message);
   }
 }
@@ -95,6 +146,26 @@ export class Setting {
     build(text);
     return this;
   }
+
+  addTextArea(build: (text: TextComponent) => unknown): this {
+    return this.addText(build);
+  }
+
+  addDropdown(build: (dropdown: DropdownComponent) => unknown): this {
+    const dropdown = new DropdownComponent();
+    this.texts.push(dropdown);
+    build(dropdown);
+    return this;
+  }
+}
+
+export class DropdownComponent extends TextComponent {
+  readonly options = new Map<string, string>();
+
+  addOption(value: string, display: string): this {
+    this.options.set(value, display);
+    return this;
+  }
 }
 
 const settingsOf = new WeakMap<FakeElement, Setting[]>();
@@ -108,18 +179,162 @@ export interface FakeCommand {
   id: string;
   name: string;
   checkCallback?: (checking: boolean) => boolean | undefined;
+  callback?: () => unknown;
 }
 
-export class Plugin {
+/** Obsidian's `Component`: children and cleanup callbacks, released on unload. */
+export class Component {
+  loaded = false;
+  private readonly children: Component[] = [];
+  private readonly cleanups: (() => unknown)[] = [];
+
+  load(): void {
+    this.loaded = true;
+    this.onload();
+  }
+
+  onload(): void {}
+
+  unload(): void {
+    if (!this.loaded) return;
+    this.loaded = false;
+    for (const child of this.children.splice(0)) child.unload();
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+    this.onunload();
+  }
+
+  onunload(): void {}
+
+  addChild<T extends Component>(child: T): T {
+    this.children.push(child);
+    if (this.loaded) child.load();
+    return child;
+  }
+
+  register(cleanup: () => unknown): void {
+    this.cleanups.push(cleanup);
+  }
+
+  registerEvent(ref: unknown): void {
+    this.register(() => (ref as { detach?: () => void }).detach?.());
+  }
+}
+
+/**
+ * A tiny markdown renderer: paragraphs, **bold**, `code`, and [[wikilinks]] as Obsidian's
+ * `a.internal-link` with `data-href`. Records every call (tests count renders).
+ */
+export class MarkdownRenderer {
+  static readonly calls: { markdown: string; sourcePath: string }[] = [];
+
+  static async render(_app: unknown, markdown: string, el: HTMLElement, sourcePath: string, _component: Component) {
+    MarkdownRenderer.calls.push({ markdown, sourcePath });
+    const doc = el.ownerDocument;
+    for (const block of markdown.split(/\n{2,}/)) {
+      if (!block.trim()) continue;
+      const heading = /^(#{1,6})\s+(.*)$/.exec(block);
+      const p = doc.createElement(heading ? `h${heading[1]?.length ?? 1}` : "p");
+      renderInline(heading?.[2] ?? block, p);
+      el.appendChild(p);
+    }
+  }
+}
+
+function renderInline(text: string, parent: HTMLElement): void {
+  const doc = parent.ownerDocument;
+  const pattern = /\[\[([^\]|]+)(?:\|([^\]]+))?\]\]|\*\*([^*]+)\*\*|`([^`]+)`/g;
+  let last = 0;
+  for (const match of text.matchAll(pattern)) {
+    parent.appendChild(doc.createTextNode(text.slice(last, match.index)));
+    if (match[1] !== undefined) {
+      const a = doc.createElement("a");
+      a.className = "internal-link";
+      a.setAttribute("data-href", match[1]);
+      a.setAttribute("href", match[1]);
+      a.textContent = match[2] ?? match[1];
+      parent.appendChild(a);
+    } else {
+      const el = doc.createElement(match[3] !== undefined ? "strong" : "code");
+      el.textContent = match[3] ?? match[4] ?? "";
+      parent.appendChild(el);
+    }
+    last = (match.index ?? 0) + match[0].length;
+  }
+  parent.appendChild(doc.createTextNode(text.slice(last)));
+}
+
+/** A leaf: enough for a view to be built and opened outside Obsidian. */
+export class WorkspaceLeaf {
+  view: unknown = null;
+  viewState: unknown = null;
+
+  constructor(readonly app: unknown) {}
+
+  async setViewState(state: unknown): Promise<void> {
+    this.viewState = state;
+  }
+}
+
+export class ItemView extends Component {
+  readonly app: unknown;
+  readonly containerEl: HTMLElement;
+  readonly contentEl: HTMLElement;
+
+  constructor(readonly leaf: WorkspaceLeaf) {
+    super();
+    this.app = leaf.app;
+    this.containerEl = obsidianElement();
+    this.containerEl.appendChild(obsidianElement()); // the view header
+    this.contentEl = obsidianElement();
+    this.contentEl.className = "view-content";
+    this.containerEl.appendChild(this.contentEl);
+  }
+
+  getIcon(): string {
+    return "document";
+  }
+
+  async onOpen(): Promise<void> {}
+
+  async onClose(): Promise<void> {}
+}
+
+export class Plugin extends Component {
   readonly commands: FakeCommand[] = [];
   readonly settingTabs: PluginSettingTab[] = [];
+  readonly views = new Map<string, (leaf: WorkspaceLeaf) => unknown>();
+  readonly ribbonIcons: { icon: string; title: string; callback: () => unknown }[] = [];
+  readonly statusBarItems: unknown[] = [];
+  readonly events: unknown[] = [];
   /** What `saveData` wrote last; `loadData` returns it. */
   data: unknown = null;
 
   constructor(
     readonly app: unknown,
     readonly manifest: unknown,
-  ) {}
+  ) {
+    super();
+  }
+
+  registerView(type: string, creator: (leaf: WorkspaceLeaf) => unknown): void {
+    this.views.set(type, creator);
+  }
+
+  addRibbonIcon(icon: string, title: string, callback: () => unknown): unknown {
+    this.ribbonIcons.push({ icon, title, callback });
+    return someElement();
+  }
+
+  addStatusBarItem(): unknown {
+    const el = someElement();
+    this.statusBarItems.push(el);
+    return el;
+  }
+
+  override registerEvent(ref: unknown): void {
+    this.events.push(ref);
+    super.registerEvent(ref);
+  }
 
   addCommand(command: FakeCommand): FakeCommand {
     this.commands.push(command);

@@ -1,0 +1,237 @@
+/**
+ * The sidecar's HTTP contract as the plugin uses it (issue 5 / issue 7), in one place:
+ * request bodies, the answers the plugin reads, and the ask stream's events. Parsing is
+ * tolerant: unknown fields are ignored and missing optional ones defaulted, so the server can
+ * add fields without breaking the plugin; what the plugin cannot work without is a
+ * `SidecarProtocolError`.
+ */
+import { SidecarProtocolError } from "./errors";
+import type { SSEMessage } from "./sse";
+
+/** Routes, relative to the sidecar URL. */
+export const ROUTES = {
+  health: "/v1/health",
+  status: "/v1/status",
+  notes: "/v1/notes",
+  rename: "/v1/notes/rename",
+  hashes: "/v1/notes/hashes",
+  search: "/v1/search",
+  ask: "/v1/ask",
+  thread: (id: string) => `/v1/threads/${encodeURIComponent(id)}`,
+  feedback: (answerId: string) => `/v1/answers/${encodeURIComponent(answerId)}/feedback`,
+  promote: (answerId: string) => `/v1/answers/${encodeURIComponent(answerId)}/promote`,
+} as const;
+
+/** One note of `PUT /v1/notes`. */
+export interface NotePayload {
+  /** Vault-relative path, forward slashes, NFC. */
+  path: string;
+  /** The frontmatter block as written, then the body with every embed resolved (see sync/content.ts). */
+  content: string;
+  /** Notes whose text was inlined, transitively (vault-relative, NFC, code-point order). */
+  embeds: string[];
+  /** Modification time of the file read, ms since the epoch (`TFile.stat.mtime`). */
+  mtime: number;
+}
+
+export type AnswerMode = "strict" | "hybrid";
+
+export interface AskRequest {
+  question: string;
+  /** Conversation id: the same id continues a conversation. */
+  thread_id?: string;
+  /** `strict`: the vault only; `hybrid`: the vault plus web sources. */
+  mode?: AnswerMode;
+}
+
+export interface VaultCitation {
+  kind: "vault";
+  note_path: string;
+  heading: string;
+  anchor: string;
+  cite: string;
+  chunk_id?: string;
+  line_start?: number | null;
+}
+
+export interface WebCitation {
+  kind: "web";
+  url: string;
+  title: string;
+  cite: string;
+}
+
+export type Citation = VaultCitation | WebCitation;
+
+export type AskEvent =
+  | { type: "progress"; node: string; aspect: number | null; reset: boolean; data: Record<string, unknown> }
+  | { type: "delta"; text: string }
+  | { type: "citations"; citations: Citation[] }
+  | {
+      type: "final";
+      answer: string;
+      answerId: string;
+      threadId: string | null;
+      citations: Citation[];
+      usage: Record<string, unknown> | null;
+      data: Record<string, unknown>;
+    }
+  | { type: "error"; code: string; message: string };
+
+/** What the status bar shows from `GET /v1/status`; every count is optional. */
+export interface SidecarStatus {
+  notes: number | null;
+  chunks: number | null;
+  /** Chunks waiting for their vectors (indexing in progress when > 0). */
+  pending: number | null;
+  /** Chunks that have their vectors. */
+  embedded: number | null;
+  etaSeconds: number | null;
+  lastError: string | null;
+  /** The index writer: what it is doing and how far (`phase`: chunking or embedding). */
+  writer: { state: string; phase: string | null; done: number; total: number; queued: number } | null;
+  raw: Record<string, unknown>;
+}
+
+/** The typed event of one SSE message, or null for an event name the plugin does not know. */
+export function parseAskEvent(message: SSEMessage): AskEvent | null {
+  const known = ["progress", "delta", "citations", "final", "error"];
+  if (!known.includes(message.event)) return null;
+  let data: Record<string, unknown>;
+  try {
+    data = asRecord(JSON.parse(message.data));
+  } catch {
+    throw new SidecarProtocolError(`the sidecar sent a ${message.event} event that is not JSON`);
+  }
+  switch (message.event) {
+    case "progress":
+      return {
+        type: "progress",
+        node: str(data.node),
+        aspect: num(data.aspect),
+        reset: data.reset === true,
+        data,
+      };
+    case "delta":
+      return { type: "delta", text: str(data.text ?? data.delta) };
+    case "citations":
+      return { type: "citations", citations: parseCitations(data.citations) };
+    case "final":
+      return {
+        type: "final",
+        answer: str(data.answer),
+        answerId: str(data.answer_id),
+        threadId: typeof data.thread_id === "string" ? data.thread_id : null,
+        citations: parseCitations(data.citations),
+        usage: isRecord(data.usage) ? data.usage : null,
+        data,
+      };
+    default:
+      // The graph reports `kind` (the exception type); the contract names it `code`.
+      return {
+        type: "error",
+        code: str(data.code ?? data.kind) || "error",
+        message: str(data.message ?? data.detail) || "the sidecar reported an error",
+      };
+  }
+}
+
+export function parseCitations(value: unknown): Citation[] {
+  if (!Array.isArray(value)) return [];
+  const out: Citation[] = [];
+  for (const item of value) {
+    if (!isRecord(item)) continue;
+    if (item.kind === "web" || (typeof item.url === "string" && typeof item.note_path !== "string")) {
+      const url = str(item.url);
+      if (!url) continue;
+      out.push({ kind: "web", url, title: str(item.title), cite: str(item.cite) || url });
+    } else if (typeof item.note_path === "string") {
+      out.push({
+        kind: "vault",
+        note_path: item.note_path,
+        heading: str(item.heading),
+        anchor: str(item.anchor),
+        cite: str(item.cite),
+        chunk_id: typeof item.chunk_id === "string" ? item.chunk_id : undefined,
+        line_start: num(item.line_start),
+      });
+    }
+  }
+  return out;
+}
+
+export function parseStatus(value: unknown): SidecarStatus {
+  const data = asRecord(value);
+  const lastError = data.last_error;
+  const writer = isRecord(data.writer) ? data.writer : null;
+  return {
+    notes: num(data.notes),
+    chunks: num(data.chunks),
+    pending: num(data.pending ?? data.pending_chunks),
+    embedded: num(data.embedded),
+    etaSeconds: num(data.eta_seconds),
+    lastError: typeof lastError === "string" && lastError ? lastError : isRecord(lastError) ? str(lastError.message) || null : null,
+    writer:
+      writer === null
+        ? null
+        : {
+            state: str(writer.state),
+            phase: typeof writer.phase === "string" ? writer.phase : null,
+            done: num(writer.done) ?? 0,
+            total: num(writer.total) ?? 0,
+            queued: num(writer.queued) ?? 0,
+          },
+    raw: data,
+  };
+}
+
+/**
+ * `GET /v1/notes/hashes`: path → hash. Accepts `{"notes": {path: hash}}`, `{"hashes": {…}}`
+ * and a list of `{"path", "hash"}` (under either key), so the server's final shape needs no
+ * plugin change.
+ */
+export function parseHashes(value: unknown): Map<string, string> {
+  const data = asRecord(value);
+  const body = data.hashes ?? data.notes ?? data;
+  const out = new Map<string, string>();
+  if (Array.isArray(body)) {
+    for (const item of body) {
+      if (!isRecord(item) || typeof item.path !== "string") continue;
+      const hash = item.hash ?? item.content_hash;
+      if (typeof hash === "string") out.set(item.path, hash);
+    }
+  } else if (isRecord(body)) {
+    for (const [path, hash] of Object.entries(body)) {
+      if (typeof hash === "string") out.set(path, hash);
+      else if (isRecord(hash) && typeof hash.hash === "string") out.set(path, hash.hash);
+    }
+  } else {
+    throw new SidecarProtocolError("the sidecar's note hashes are not a mapping");
+  }
+  return out;
+}
+
+/** `POST /v1/answers/{id}/promote`: the new note's vault-relative path. */
+export function parsePromoted(value: unknown): string {
+  const data = asRecord(value);
+  const path = data.path ?? data.note_path;
+  if (typeof path !== "string" || !path) throw new SidecarProtocolError("the sidecar did not say where it saved the note");
+  return path;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  if (!isRecord(value)) throw new SidecarProtocolError("the sidecar sent something other than a JSON object");
+  return value;
+}
+
+function str(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+function num(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}

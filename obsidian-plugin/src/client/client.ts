@@ -1,0 +1,220 @@
+/**
+ * The sidecar client: `fetch` with the bearer token (Obsidian's `requestUrl` cannot stream),
+ * JSON in and out, and the ask stream as typed events. Every failure is one of the error
+ * classes in `errors.ts`; an abort rejects with the abort reason, untouched.
+ */
+import {
+  type AskEvent,
+  type AskRequest,
+  isRecord,
+  type NotePayload,
+  parseAskEvent,
+  parseHashes,
+  parsePromoted,
+  parseStatus,
+  ROUTES,
+  type SidecarStatus,
+} from "./api";
+import {
+  isAbortError,
+  SidecarAuthError,
+  SidecarHttpError,
+  SidecarProtocolError,
+  SidecarTimeoutError,
+  SidecarUnreachableError,
+} from "./errors";
+import { parseSSE } from "./sse";
+
+export interface SidecarConfig {
+  /** Base URL without a trailing slash, e.g. http://127.0.0.1:8765. */
+  url: string;
+  /** Bearer token; no Authorization header when empty. */
+  token: string;
+}
+
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** Milliseconds before a request that has not answered counts as unreachable (JSON calls only). */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** Note writes wait in the sidecar's single writer queue, behind a first full index maybe. */
+const WRITE_TIMEOUT_MS = 600_000;
+
+export class SidecarClient {
+  /**
+   * `config` is read on every request, so a changed URL or token applies at once. `fetchImpl`
+   * defaults to the global `fetch` (Obsidian's, a browser's or Node's).
+   */
+  constructor(
+    private readonly config: () => SidecarConfig,
+    private readonly fetchImpl: FetchLike = (input, init) => globalThis.fetch(input, init),
+  ) {}
+
+  get url(): string {
+    return this.config().url;
+  }
+
+  async health(options: RequestOptions = {}): Promise<Record<string, unknown>> {
+    return record(await this.json("GET", ROUTES.health, undefined, { timeoutMs: 5_000, ...options }));
+  }
+
+  /** `GET /v1/status`, optionally with one note's index state (`?path=`). */
+  async status(path?: string, options: RequestOptions = {}): Promise<SidecarStatus> {
+    const query = path === undefined ? "" : `?path=${encodeURIComponent(path)}`;
+    return parseStatus(await this.json("GET", ROUTES.status + query, undefined, { timeoutMs: 10_000, ...options }));
+  }
+
+  async putNotes(notes: NotePayload[], options: RequestOptions = {}): Promise<Record<string, unknown>> {
+    return record(await this.json("PUT", ROUTES.notes, { notes }, { timeoutMs: WRITE_TIMEOUT_MS, ...options }));
+  }
+
+  async deleteNotes(paths: string[], options: RequestOptions = {}): Promise<Record<string, unknown>> {
+    return record(await this.json("DELETE", ROUTES.notes, { paths }, { timeoutMs: WRITE_TIMEOUT_MS, ...options }));
+  }
+
+  /** Batch rename; each file must already be at its new path. */
+  async renameNotes(
+    renames: { oldPath: string; newPath: string }[],
+    options: RequestOptions = {},
+  ): Promise<Record<string, unknown>> {
+    const body = { renames: renames.map((r) => ({ old_path: r.oldPath, new_path: r.newPath })) };
+    return record(await this.json("POST", ROUTES.rename, body, { timeoutMs: WRITE_TIMEOUT_MS, ...options }));
+  }
+
+  /** The sidecar's manifest: note path → hash (see sync/content.ts for what is hashed). */
+  async noteHashes(options: RequestOptions = {}): Promise<Map<string, string>> {
+    return parseHashes(await this.json("GET", ROUTES.hashes, undefined, { timeoutMs: 60_000, ...options }));
+  }
+
+  async search(query: string, limit = 10, options: RequestOptions = {}): Promise<unknown> {
+    return this.json("POST", ROUTES.search, { query, k: limit }, options);
+  }
+
+  async thread(id: string, options: RequestOptions = {}): Promise<unknown> {
+    return this.json("GET", ROUTES.thread(id), undefined, options);
+  }
+
+  /** 👍 (+1) or 👎 (−1) for an answer. */
+  async feedback(answerId: string, rating: 1 | -1, comment?: string, options: RequestOptions = {}): Promise<unknown> {
+    const body = comment === undefined ? { rating } : { rating, comment };
+    return this.json("POST", ROUTES.feedback(answerId), body, options);
+  }
+
+  /** Save an answer as a note; returns the new note's vault-relative path. */
+  async promote(
+    answerId: string,
+    target: { title?: string; folder?: string } = {},
+    options: RequestOptions = {},
+  ): Promise<string> {
+    const body: Record<string, string> = {};
+    if (target.title) body.title = target.title;
+    if (target.folder) body.folder = target.folder;
+    return parsePromoted(await this.json("POST", ROUTES.promote(answerId), body, options));
+  }
+
+  /**
+   * `POST /v1/ask`, as the stream's typed events. An `error` event is yielded and ends the
+   * stream; a stream that stops before `final` or `error` rejects with `SidecarProtocolError`.
+   * Aborting `signal` closes the connection, which cancels the run on the server.
+   */
+  async *ask(request: AskRequest, signal?: AbortSignal): AsyncGenerator<AskEvent, void, undefined> {
+    const response = await this.send("POST", ROUTES.ask, request, { signal }, "text/event-stream");
+    if (response.body === null) throw new SidecarProtocolError("the sidecar's answer has no body");
+    try {
+      for await (const message of parseSSE(response.body, signal)) {
+        const event = parseAskEvent(message);
+        if (event === null) continue;
+        yield event;
+        if (event.type === "final" || event.type === "error") return;
+      }
+    } catch (error) {
+      if (signal?.aborted || isAbortError(error) || error instanceof SidecarProtocolError) throw error;
+      throw new SidecarUnreachableError(this.url, error); // the connection broke mid-stream
+    }
+    throw new SidecarProtocolError("the sidecar closed the answer stream before its final event");
+  }
+
+  private async json(method: string, route: string, body: unknown, options: RequestOptions): Promise<unknown> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const url = this.url;
+    try {
+      const response = await this.send(method, route, body, { signal }, "application/json");
+      if (response.status === 204) return null;
+      const text = await response.text();
+      if (text === "") return null;
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new SidecarProtocolError(`the sidecar's answer to ${method} ${route} is not JSON`);
+      }
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (timeout.aborted) throw new SidecarTimeoutError(url, timeoutMs);
+      throw error;
+    }
+  }
+
+  private async send(
+    method: string,
+    route: string,
+    body: unknown,
+    options: { signal?: AbortSignal },
+    accept: string,
+  ): Promise<Response> {
+    const { url, token } = this.config();
+    const headers: Record<string, string> = { Accept: accept };
+    if (token) headers.Authorization = `Bearer ${token}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response: Response;
+    try {
+      response = await this.fetchImpl(url + route, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: options.signal,
+      });
+    } catch (error) {
+      if (options.signal?.aborted || isAbortError(error)) throw error;
+      throw new SidecarUnreachableError(url, error); // refused, wrong host, or blocked by CORS
+    }
+    if (response.status === 401) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new SidecarAuthError(url);
+    }
+    if (!response.ok) throw await httpError(response);
+    return response;
+  }
+}
+
+/** A `SidecarHttpError` with the sidecar's `{code, message}`, or FastAPI's `detail`. */
+async function httpError(response: Response): Promise<SidecarHttpError> {
+  let body: unknown = null;
+  let detail = response.statusText;
+  try {
+    const text = await response.text();
+    body = text;
+    body = JSON.parse(text) as unknown;
+  } catch {
+    // not JSON: keep the text (or nothing)
+  }
+  let code = "";
+  if (isRecord(body)) {
+    if (typeof body.code === "string") code = body.code;
+    const raw = typeof body.message === "string" ? body.message : (body.detail ?? body.error);
+    if (typeof raw === "string") detail = raw;
+    else if (Array.isArray(raw)) detail = raw.map((item) => (isRecord(item) ? String(item.msg ?? "") : String(item))).join("; ");
+  } else if (typeof body === "string" && body) {
+    detail = body.slice(0, 300);
+  }
+  return new SidecarHttpError(response.status, detail, body, code);
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return isRecord(value) ? value : {};
+}

@@ -1,0 +1,86 @@
+/**
+ * What can go wrong talking to the sidecar, as error classes a caller can tell apart:
+ * - `SidecarUnreachableError`: no HTTP answer at all (not running, wrong URL or port, CORS);
+ * - `SidecarTimeoutError`: connected, but no answer within the request's time limit;
+ * - `SidecarAuthError`: 401 — the token is missing or wrong;
+ * - `SidecarHttpError`: any other non-2xx answer, with the server's `detail` when it sent one;
+ * - `SidecarProtocolError`: a 2xx answer that is not what the contract says.
+ * An aborted request rejects with the signal's reason (an `AbortError`), never with these.
+ */
+
+export class SidecarError extends Error {
+  override name = "SidecarError";
+}
+
+export class SidecarUnreachableError extends SidecarError {
+  override name = "SidecarUnreachableError";
+
+  constructor(
+    readonly url: string,
+    readonly reason: unknown,
+  ) {
+    super(`Cannot reach the Vault RAG sidecar at ${url}: ${describeCause(reason)}`);
+  }
+}
+
+/** The sidecar took longer than the request's time limit (it may be busy indexing). */
+export class SidecarTimeoutError extends SidecarError {
+  override name = "SidecarTimeoutError";
+
+  constructor(
+    readonly url: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`The Vault RAG sidecar at ${url} did not answer within ${Math.round(timeoutMs / 1000)} s`);
+  }
+}
+
+export class SidecarAuthError extends SidecarError {
+  override name = "SidecarAuthError";
+
+  constructor(readonly url: string) {
+    super(`The Vault RAG sidecar at ${url} refused the token (401): check the token in the plugin settings`);
+  }
+}
+
+export class SidecarHttpError extends SidecarError {
+  override name = "SidecarHttpError";
+
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly body: unknown = null,
+    /** The sidecar's stable error word (`invalid_request`, `body_too_large`…), "" if none. */
+    readonly code = "",
+  ) {
+    super(`Vault RAG sidecar answered ${status}${detail ? `: ${detail}` : ""}`);
+  }
+}
+
+export class SidecarProtocolError extends SidecarError {
+  override name = "SidecarProtocolError";
+}
+
+/** True for the rejection an aborted `fetch` (or our own abort checks) produces. */
+export function isAbortError(error: unknown): boolean {
+  return error instanceof Error && error.name === "AbortError";
+}
+
+/** The connection state an error says the sidecar is in (for notices and the status bar). */
+export type ConnectionState = "ok" | "unreachable" | "unauthorized";
+
+export function connectionStateOf(error: unknown): ConnectionState | null {
+  if (error instanceof SidecarUnreachableError) return "unreachable";
+  if (error instanceof SidecarAuthError) return "unauthorized";
+  return null;
+}
+
+function describeCause(reason: unknown): string {
+  if (reason instanceof Error) {
+    // Node's fetch hides the socket error in `cause` (ECONNREFUSED, ENOTFOUND…).
+    const cause = (reason as Error & { cause?: unknown }).cause;
+    const code = typeof cause === "object" && cause !== null ? (cause as { code?: unknown }).code : undefined;
+    return typeof code === "string" ? `${reason.message} (${code})` : reason.message;
+  }
+  return String(reason);
+}

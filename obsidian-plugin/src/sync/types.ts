@@ -1,0 +1,58 @@
+/** The interfaces of save-time sync: what it needs from the sidecar and the vault. */
+import { type NotePayload, SidecarAuthError, SidecarHttpError, SidecarUnreachableError } from "../client";
+import type { Clock } from "./timing";
+
+/** The sidecar calls sync makes (`SidecarClient` has them). */
+export interface SyncClient {
+  putNotes(notes: NotePayload[], options?: { signal?: AbortSignal }): Promise<unknown>;
+  deleteNotes(paths: string[], options?: { signal?: AbortSignal }): Promise<unknown>;
+  renameNotes(renames: { oldPath: string; newPath: string }[], options?: { signal?: AbortSignal }): Promise<unknown>;
+  noteHashes(options?: { signal?: AbortSignal }): Promise<Map<string, string>>;
+}
+
+/** The vault as sync needs it (`obsidianNoteSource` in Obsidian, a fake in tests). */
+export interface NoteSource {
+  /** Every markdown note in the vault. */
+  listNotes(): string[];
+  /** What to post for `path`; null when it is gone or cannot be read yet. */
+  payload(path: string, signal: AbortSignal): Promise<NotePayload | null>;
+  /** SHA-256 (hex) of the file's bytes, for notes the sidecar indexed from disk; null if unknown. */
+  fileHash(path: string): Promise<string | null>;
+  /** Notes that embed `path`, directly or through other notes. */
+  embedders(path: string): string[];
+}
+
+export interface SyncOptions {
+  isExcluded: (path: string) => boolean;
+  clock?: Clock;
+  fileDebounceMs?: number;
+  maxDelayMs?: number;
+  batchWindowMs?: number;
+  /** Notes per `PUT`, and (roughly) characters of content per `PUT`. */
+  batchNotes?: number;
+  batchChars?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Every failed flush (for notices), and notes dropped for good. */
+  onError?: (error: unknown) => void;
+  onDropped?: (path: string, error: unknown) => void;
+  /** Called whenever `state` may have changed (status bar). */
+  onState?: (state: SyncState) => void;
+}
+
+export interface SyncState {
+  /** Notes waiting to be posted, deleted or renamed. */
+  pending: number;
+  syncing: boolean;
+  /** The error of the last flush, null once a flush succeeded. */
+  lastError: unknown;
+  /** Milliseconds until the next retry, null when none is scheduled. */
+  retryInMs: number | null;
+}
+
+/** A 4xx that retrying cannot fix (401 can: the user fixes the token; 408/429 are transient). */
+export function isPermanent(error: unknown): boolean {
+  if (error instanceof SidecarAuthError || error instanceof SidecarUnreachableError) return false;
+  if (!(error instanceof SidecarHttpError)) return false;
+  return error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
+}

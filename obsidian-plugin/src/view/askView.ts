@@ -1,0 +1,80 @@
+/** The ask pane as an Obsidian view in the right sidebar; all behaviour lives in `pane.ts`. */
+import { Component, ItemView, MarkdownRenderer, Notice, type TFile, type WorkspaceLeaf } from "obsidian";
+
+import type { SidecarClient } from "../client";
+import type { VaultRagSettings } from "../settings";
+import { AskPane } from "./pane";
+
+export const VIEW_TYPE_ASK = "vault-rag-ask";
+
+export interface AskViewHost {
+  client: SidecarClient;
+  settings(): VaultRagSettings;
+  /** Request failures, for the connection notices and the status bar. */
+  reportError(error: unknown): void;
+}
+
+export class AskView extends ItemView {
+  pane: AskPane | null = null;
+
+  constructor(
+    leaf: WorkspaceLeaf,
+    private readonly host: AskViewHost,
+  ) {
+    super(leaf);
+  }
+
+  override getViewType(): string {
+    return VIEW_TYPE_ASK;
+  }
+
+  override getDisplayText(): string {
+    return "Ask the vault";
+  }
+
+  override getIcon(): string {
+    return "message-square";
+  }
+
+  override async onOpen(): Promise<void> {
+    this.contentEl.empty();
+    this.contentEl.addClass("vault-rag-view");
+    const { client } = this.host;
+    this.pane = new AskPane(this.contentEl, {
+      ask: (request, signal) => client.ask(request, signal),
+      feedback: (answerId, rating) => client.feedback(answerId, rating),
+      promote: (answerId) => client.promote(answerId, { folder: this.host.settings().answersFolder || undefined }),
+      openNote: (linktext) => void this.app.workspace.openLinkText(linktext, "", false),
+      openSavedNote: (path) => this.openSavedNote(path),
+      renderMarkdown: (markdown, el) => this.renderMarkdown(markdown, el),
+      defaultMode: () => this.host.settings().answerMode,
+      onError: (error) => this.host.reportError(error),
+    });
+  }
+
+  override async onClose(): Promise<void> {
+    this.pane?.destroy();
+    this.pane = null;
+  }
+
+  /** Each render gets its own component, unloaded when a newer render replaces it. */
+  private async renderMarkdown(markdown: string, el: HTMLElement): Promise<() => void> {
+    const component = new Component();
+    component.load();
+    await MarkdownRenderer.render(this.app, markdown, el, "", component);
+    return () => component.unload();
+  }
+
+  /** The sidecar wrote the note on disk; wait (up to 5 s) for Obsidian to see it, then open it. */
+  private async openSavedNote(path: string): Promise<void> {
+    for (let waited = 0; waited <= 5_000; waited += 100) {
+      const file = this.app.vault.getAbstractFileByPath(path);
+      if (file !== null && "extension" in file) {
+        await this.app.workspace.getLeaf(false).openFile(file as TFile);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    new Notice(`Vault RAG: saved the answer as ${path}, but Obsidian does not show it yet.`);
+  }
+}

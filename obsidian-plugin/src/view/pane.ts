@@ -1,0 +1,218 @@
+/**
+ * The ask pane's DOM and behaviour, independent of Obsidian's view classes: a mode toggle, a
+ * "new conversation" action, the turns of the conversation (see `turn.ts`) and the question
+ * box with Ask / Stop. The thread id lives as long as the pane. Everything the pane does
+ * outside the DOM goes through `AskPaneDeps`, so vitest (happy-dom) and the browser bundle run
+ * it without Obsidian.
+ *
+ * Stable `data-testid`s: mode, new-conversation, turns, turn, turn-question, progress, answer,
+ * error, citations, citation, thumbs-up, thumbs-down, save-as-note, action-status, question,
+ * ask, stop.
+ */
+import {
+  type AnswerMode,
+  type AskEvent,
+  type AskRequest,
+  isAbortError,
+  SidecarAuthError,
+  SidecarHttpError,
+  SidecarUnreachableError,
+} from "../client";
+import { type Clock, systemClock } from "../sync/timing";
+import { h, show } from "./dom";
+import { type RenderMarkdown, type TurnActions, TurnView } from "./turn";
+
+export interface AskPaneDeps {
+  ask(request: AskRequest, signal: AbortSignal): AsyncIterable<AskEvent>;
+  feedback(answerId: string, rating: 1 | -1): Promise<unknown>;
+  /** Save the answer as a note; the new note's vault-relative path. */
+  promote(answerId: string): Promise<string>;
+  /** `workspace.openLinkText(linktext, "")`. */
+  openNote(linktext: string): void;
+  /** Open a note the sidecar just wrote. */
+  openSavedNote(path: string): Promise<void> | void;
+  renderMarkdown: RenderMarkdown;
+  defaultMode(): AnswerMode;
+  /** Every failure of a request (for the connection notices and the status bar). */
+  onError?(error: unknown): void;
+  clock?: Clock;
+  /** Minimum time between two markdown renders while streaming (default 100 ms). */
+  renderIntervalMs?: number;
+  newThreadId?(): string;
+}
+
+/** A new conversation id: 32 hex digits, like the sidecar's own. */
+export function randomThreadId(): string {
+  return globalThis.crypto.randomUUID().replace(/-/g, "");
+}
+
+/** What the user reads when a request fails. */
+export function describeError(error: unknown, url = "the configured URL"): string {
+  if (error instanceof SidecarUnreachableError) {
+    return `Cannot reach the Vault RAG sidecar at ${error.url || url}. Start it with "vault-rag serve" and check the URL in the settings.`;
+  }
+  if (error instanceof SidecarAuthError) {
+    return 'The sidecar refused the token. Copy it from "vault-rag token" into Settings → Vault RAG.';
+  }
+  if (error instanceof SidecarHttpError) return `The sidecar answered ${error.status}: ${error.detail}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class AskPane {
+  readonly root: HTMLElement;
+  readonly modeEl: HTMLSelectElement;
+  readonly turnsEl: HTMLElement;
+  readonly questionEl: HTMLTextAreaElement;
+  readonly askButton: HTMLButtonElement;
+  readonly stopButton: HTMLButtonElement;
+  readonly newButton: HTMLButtonElement;
+  threadId: string;
+  private turns: TurnView[] = [];
+  private running: { controller: AbortController; done: Promise<void> } | null = null;
+  private readonly clock: Clock;
+
+  constructor(
+    container: HTMLElement,
+    private readonly deps: AskPaneDeps,
+  ) {
+    this.clock = deps.clock ?? systemClock;
+    this.threadId = this.newThreadId();
+    this.root = h(container, "div", { cls: "vault-rag-pane", testid: "ask-pane" });
+
+    const toolbar = h(this.root, "div", { cls: "vault-rag-toolbar" });
+    this.modeEl = h(toolbar, "select", { cls: "dropdown", testid: "mode", attrs: { "aria-label": "Answer from" } });
+    h(this.modeEl, "option", { text: "Vault only", attrs: { value: "strict" } });
+    h(this.modeEl, "option", { text: "Vault + web", attrs: { value: "hybrid" } });
+    this.modeEl.value = deps.defaultMode();
+    this.newButton = h(toolbar, "button", { text: "New conversation", testid: "new-conversation" });
+
+    this.turnsEl = h(this.root, "div", { cls: "vault-rag-turns", testid: "turns" });
+
+    const form = h(this.root, "form", { cls: "vault-rag-ask" });
+    this.questionEl = h(form, "textarea", {
+      cls: "vault-rag-question-input",
+      testid: "question",
+      attrs: { rows: "3", placeholder: "Ask your vault… (Enter to ask, Shift+Enter for a new line)" },
+    });
+    const buttons = h(form, "div", { cls: "vault-rag-ask-buttons" });
+    this.askButton = h(buttons, "button", { cls: "mod-cta", text: "Ask", testid: "ask", attrs: { type: "submit" } });
+    this.stopButton = h(buttons, "button", { text: "Stop", testid: "stop", attrs: { type: "button" } });
+    show(this.stopButton, false);
+
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void this.ask();
+    });
+    this.questionEl.addEventListener("keydown", (event) => {
+      // Not while an input method is composing (Chinese, Japanese…): Enter picks a candidate.
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        void this.ask();
+      }
+    });
+    this.stopButton.addEventListener("click", () => this.stop());
+    this.newButton.addEventListener("click", () => this.newConversation());
+  }
+
+  get mode(): AnswerMode {
+    return this.modeEl.value === "hybrid" ? "hybrid" : "strict";
+  }
+
+  get busy(): boolean {
+    return this.running !== null;
+  }
+
+  get lastTurn(): TurnView | null {
+    return this.turns[this.turns.length - 1] ?? null;
+  }
+
+  /** Ask `question` (default: the question box). Resolves when the answer is complete. */
+  async ask(question = this.questionEl.value): Promise<void> {
+    const text = question.trim();
+    if (!text || this.running !== null) return;
+    this.questionEl.value = "";
+    const turn = new TurnView(this.turnsEl, text, {
+      render: this.deps.renderMarkdown,
+      actions: this.actions(),
+      clock: this.clock,
+      renderIntervalMs: this.deps.renderIntervalMs ?? 100,
+    });
+    this.turns.push(turn);
+    const controller = new AbortController();
+    const done = this.stream(turn, { question: text, thread_id: this.threadId, mode: this.mode }, controller);
+    this.running = { controller, done };
+    this.setBusy(true);
+    try {
+      await done;
+    } finally {
+      if (this.running?.controller === controller) this.running = null;
+      this.setBusy(this.running !== null);
+    }
+  }
+
+  /** Cancel the running question (closing the stream cancels the run on the sidecar). */
+  stop(): void {
+    this.running?.controller.abort();
+  }
+
+  /** Forget the conversation: a new thread id and an empty pane. */
+  newConversation(): void {
+    this.stop();
+    this.running = null; // the stopped stream winds down on its own; the pane is free at once
+    this.setBusy(false);
+    for (const turn of this.turns) turn.destroy();
+    this.turns = [];
+    this.threadId = this.newThreadId();
+    this.questionEl.focus();
+  }
+
+  destroy(): void {
+    this.stop();
+    for (const turn of this.turns) turn.destroy();
+    this.turns = [];
+    this.root.remove();
+  }
+
+  private async stream(turn: TurnView, request: AskRequest, controller: AbortController): Promise<void> {
+    try {
+      for await (const event of this.deps.ask(request, controller.signal)) {
+        if (controller.signal.aborted) break;
+        turn.apply(event);
+        if (event.type === "final" && event.threadId) this.threadId = event.threadId;
+      }
+      if (controller.signal.aborted) turn.stopped();
+    } catch (error) {
+      if (controller.signal.aborted || isAbortError(error)) {
+        turn.stopped();
+        return;
+      }
+      this.deps.onError?.(error);
+      turn.fail(describeError(error));
+    }
+  }
+
+  private actions(): TurnActions {
+    const report = <T>(promise: Promise<T>): Promise<T> =>
+      promise.catch((error: unknown) => {
+        this.deps.onError?.(error);
+        throw error;
+      });
+    return {
+      openNote: (linktext) => this.deps.openNote(linktext),
+      feedback: (answerId, rating) => report(this.deps.feedback(answerId, rating)),
+      promote: (answerId) => report(this.deps.promote(answerId)),
+      openSavedNote: (path) => this.deps.openSavedNote(path),
+      describeError: (error) => describeError(error),
+    };
+  }
+
+  private setBusy(busy: boolean): void {
+    this.askButton.disabled = busy;
+    show(this.stopButton, busy);
+    this.root.classList.toggle("is-busy", busy);
+  }
+
+  private newThreadId(): string {
+    return (this.deps.newThreadId ?? randomThreadId)();
+  }
+}

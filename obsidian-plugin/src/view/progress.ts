@@ -1,0 +1,68 @@
+/** The progress line: one short sentence per `progress` event of the answer graph. */
+import type { AskEvent } from "../client";
+
+type Progress = Extract<AskEvent, { type: "progress" }>;
+
+export interface ProgressContext {
+  /** Aspects of the plan, once `plan` has reported them. */
+  aspects: number | null;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+export function describeProgress(event: Progress, context: ProgressContext): string {
+  const d = event.data;
+  const count = (key: string): number | null => (typeof d[key] === "number" ? (d[key] as number) : null);
+  const ofAspect =
+    event.aspect !== null && (context.aspects ?? 0) > 1 ? ` (aspect ${event.aspect + 1} of ${context.aspects})` : "";
+  if (event.reset) return "the model stopped mid-answer; using the extracted answer instead…";
+  switch (event.node) {
+    case "take_question":
+      return "reading the question…";
+    case "classify_intent":
+      return "understanding the question…";
+    case "condense":
+      return "putting the follow-up in context…";
+    case "small_talk":
+    case "decline":
+      return "answering…";
+    case "plan": {
+      const aspects = count("aspects") ?? 1;
+      return `searching ${plural(aspects, "aspect")}…`;
+    }
+    case "retrieve_vault": {
+      const found = count("found");
+      return found === null ? `searching the vault${ofAspect}…` : `found ${plural(found, "passage")} in the vault${ofAspect}…`;
+    }
+    case "check_evidence": {
+      const weak = Array.isArray(d.web_for) ? d.web_for.length : 0;
+      return weak > 0 ? `searching the web for ${plural(weak, "aspect")}…` : "checking the evidence…";
+    }
+    case "web_search": {
+      const found = count("found");
+      return found === null ? `searching the web${ofAspect}…` : `found ${plural(found, "web page")}${ofAspect}…`;
+    }
+    case "grade": {
+      const kept = count("kept");
+      const of = count("of");
+      return kept !== null && of !== null ? `kept ${kept} of ${plural(of, "source")}${ofAspect}…` : "grading sources…";
+    }
+    case "deduplicate":
+      return "merging duplicate sources…";
+    case "answer_aspect":
+      return `writing the answer${ofAspect}…`;
+    case "synthesize":
+      return "putting the answer together…";
+    case "finish":
+      return "finishing…";
+    default:
+      return event.node ? `${event.node.replace(/_/g, " ")}…` : "working…";
+  }
+}
+
+/** The progress line once the answer is complete. */
+export function describeDone(citations: number, aspects: number | null): string {
+  const parts = ["done", plural(citations, "source")];
+  if (aspects !== null && aspects > 1) parts.push(plural(aspects, "aspect"));
+  return parts.join(" · ");
+}

@@ -1,0 +1,256 @@
+/**
+ * One question and its answer in the ask pane: the streamed answer (re-rendered as markdown at
+ * most every `renderIntervalMs`), the progress line, the citations, and the 👍 / 👎 /
+ * "Save as note" actions once the answer has an id.
+ */
+import type { AskEvent, Citation } from "../client";
+import type { Clock } from "../sync/timing";
+import { clear, h, show } from "./dom";
+import { describeDone, describeProgress, type ProgressContext } from "./progress";
+
+/** Renders markdown into `el`; the returned function releases what the render holds. */
+export type RenderMarkdown = (markdown: string, el: HTMLElement) => Promise<() => void>;
+
+export interface TurnActions {
+  openNote(linktext: string): void;
+  feedback(answerId: string, rating: 1 | -1): Promise<unknown>;
+  promote(answerId: string): Promise<string>;
+  openSavedNote(path: string): Promise<void> | void;
+  describeError(error: unknown): string;
+}
+
+export interface TurnOptions {
+  render: RenderMarkdown;
+  actions: TurnActions;
+  clock: Clock;
+  renderIntervalMs: number;
+}
+
+/** The link text `openLinkText` gets for a vault citation: `Folder/Note#Heading`. */
+export function citationLinktext(citation: Extract<Citation, { kind: "vault" }>): string {
+  const note = citation.note_path.replace(/\.md$/i, "");
+  return citation.anchor ? `${note}#${citation.anchor}` : note;
+}
+
+export class TurnView {
+  readonly el: HTMLElement;
+  readonly progressEl: HTMLElement;
+  readonly answerEl: HTMLElement;
+  readonly errorEl: HTMLElement;
+  readonly citationsEl: HTMLElement;
+  readonly actionsEl: HTMLElement;
+  readonly statusEl: HTMLElement;
+  private readonly up: HTMLButtonElement;
+  private readonly down: HTMLButtonElement;
+  private readonly save: HTMLButtonElement;
+  private text = "";
+  private answerId: string | null = null;
+  private readonly context: ProgressContext = { aspects: null };
+  private renderTimer: unknown = null;
+  private lastRender = Number.NEGATIVE_INFINITY;
+  private renderSeq = 0;
+  private dispose: (() => void) | null = null;
+  private rendering: Promise<void> = Promise.resolve();
+
+  constructor(
+    parent: HTMLElement,
+    question: string,
+    private readonly options: TurnOptions,
+  ) {
+    this.el = h(parent, "div", { cls: "vault-rag-turn", testid: "turn" });
+    h(this.el, "div", { cls: "vault-rag-question", text: question, testid: "turn-question" });
+    this.progressEl = h(this.el, "div", { cls: "vault-rag-progress", testid: "progress", attrs: { "aria-live": "polite" } });
+    this.answerEl = h(this.el, "div", { cls: "vault-rag-answer markdown-rendered", testid: "answer" });
+    this.errorEl = h(this.el, "div", { cls: "vault-rag-error", testid: "error", attrs: { role: "alert" } });
+    this.citationsEl = h(this.el, "ol", { cls: "vault-rag-citations", testid: "citations" });
+    this.actionsEl = h(this.el, "div", { cls: "vault-rag-actions" });
+    this.up = h(this.actionsEl, "button", { text: "👍", testid: "thumbs-up", attrs: { "aria-label": "Good answer" } });
+    this.down = h(this.actionsEl, "button", { text: "👎", testid: "thumbs-down", attrs: { "aria-label": "Bad answer" } });
+    this.save = h(this.actionsEl, "button", { text: "Save as note", testid: "save-as-note" });
+    this.statusEl = h(this.actionsEl, "span", { cls: "vault-rag-action-status", testid: "action-status" });
+    show(this.errorEl, false);
+    show(this.citationsEl, false);
+    this.setActionsEnabled(false);
+    this.progressEl.textContent = "asking…";
+
+    this.up.addEventListener("click", () => void this.rate(1));
+    this.down.addEventListener("click", () => void this.rate(-1));
+    this.save.addEventListener("click", () => void this.saveAsNote());
+    // [[links]] in the rendered answer open like citations do.
+    this.answerEl.addEventListener("click", (event) => {
+      const link = (event.target as Element | null)?.closest?.("a.internal-link");
+      if (!link) return;
+      event.preventDefault();
+      const target = link.getAttribute("data-href") ?? link.getAttribute("href") ?? link.textContent ?? "";
+      if (target) options.actions.openNote(target);
+    });
+  }
+
+  get answerText(): string {
+    return this.text;
+  }
+
+  /** Apply one stream event. */
+  apply(event: AskEvent): void {
+    switch (event.type) {
+      case "progress":
+        if (event.node === "plan" && typeof event.data.aspects === "number") this.context.aspects = event.data.aspects;
+        if (event.reset) {
+          this.text = "";
+          this.scheduleRender(true);
+        }
+        this.progressEl.textContent = describeProgress(event, this.context);
+        break;
+      case "delta":
+        this.text += event.text;
+        this.scheduleRender(false);
+        break;
+      case "citations":
+        this.showCitations(event.citations);
+        break;
+      case "final":
+        this.text = event.answer || this.text;
+        this.scheduleRender(true);
+        this.showCitations(event.citations);
+        this.progressEl.textContent = describeDone(event.citations.length, this.context.aspects);
+        this.answerId = event.answerId || null;
+        this.setActionsEnabled(this.answerId !== null);
+        break;
+      case "error":
+        this.fail(event.message);
+        break;
+    }
+  }
+
+  fail(message: string): void {
+    this.progressEl.textContent = "failed";
+    this.errorEl.textContent = message;
+    show(this.errorEl, true);
+    this.scheduleRender(true);
+  }
+
+  stopped(): void {
+    this.progressEl.textContent = "stopped";
+    this.scheduleRender(true);
+  }
+
+  /** Resolves once the latest text has been rendered (tests, and before a turn is removed). */
+  settled(): Promise<void> {
+    if (this.renderTimer !== null) this.scheduleRender(true);
+    return this.rendering;
+  }
+
+  destroy(): void {
+    if (this.renderTimer !== null) this.options.clock.clearTimeout(this.renderTimer);
+    this.renderTimer = null;
+    this.renderSeq++;
+    this.dispose?.();
+    this.dispose = null;
+    this.el.remove();
+  }
+
+  // -- rendering ------------------------------------------------------------------------------
+
+  private scheduleRender(now: boolean): void {
+    const { clock, renderIntervalMs } = this.options;
+    const wait = this.lastRender + renderIntervalMs - clock.now();
+    if (now || wait <= 0) {
+      if (this.renderTimer !== null) clock.clearTimeout(this.renderTimer);
+      this.renderTimer = null;
+      this.renderNow();
+    } else if (this.renderTimer === null) {
+      this.renderTimer = clock.setTimeout(() => {
+        this.renderTimer = null;
+        this.renderNow();
+      }, wait);
+    }
+  }
+
+  private renderNow(): void {
+    this.lastRender = this.options.clock.now();
+    const seq = ++this.renderSeq;
+    const markdown = this.text;
+    const target = this.answerEl.ownerDocument.createElement("div");
+    this.rendering = this.options
+      .render(markdown, target)
+      .then((dispose) => {
+        if (seq !== this.renderSeq) {
+          dispose(); // a newer render has started: this one is stale
+          return;
+        }
+        clear(this.answerEl);
+        while (target.firstChild) this.answerEl.appendChild(target.firstChild);
+        this.dispose?.();
+        this.dispose = dispose;
+      })
+      .catch(() => {
+        if (seq === this.renderSeq) this.answerEl.textContent = markdown; // plain text, at least
+      });
+  }
+
+  // -- citations and actions ------------------------------------------------------------------
+
+  private showCitations(citations: Citation[]): void {
+    if (citations.length === 0) return;
+    clear(this.citationsEl);
+    for (const citation of citations) {
+      const item = h(this.citationsEl, "li");
+      if (citation.kind === "web") {
+        h(item, "a", {
+          cls: "external-link",
+          text: citation.title || citation.url,
+          testid: "citation",
+          attrs: { href: citation.url, target: "_blank", rel: "noopener noreferrer", "data-kind": "web" },
+        });
+        continue;
+      }
+      const linktext = citationLinktext(citation);
+      const name = citation.note_path.replace(/\.md$/i, "").split("/").pop() ?? citation.note_path;
+      const heading = citation.anchor || citation.heading.split(" > ").pop() || "";
+      const link = h(item, "a", {
+        cls: "internal-link",
+        text: heading ? `${name} › ${heading}` : name,
+        testid: "citation",
+        attrs: { href: "#", "data-href": linktext, "data-kind": "vault", title: linktext },
+      });
+      link.addEventListener("click", (event) => {
+        event.preventDefault();
+        this.options.actions.openNote(linktext);
+      });
+    }
+    show(this.citationsEl, true);
+  }
+
+  private setActionsEnabled(enabled: boolean): void {
+    for (const button of [this.up, this.down, this.save]) button.disabled = !enabled;
+  }
+
+  private async rate(rating: 1 | -1): Promise<void> {
+    if (this.answerId === null) return;
+    try {
+      await this.options.actions.feedback(this.answerId, rating);
+      this.up.classList.toggle("is-active", rating === 1);
+      this.down.classList.toggle("is-active", rating === -1);
+      this.up.setAttribute("aria-pressed", String(rating === 1));
+      this.down.setAttribute("aria-pressed", String(rating === -1));
+      this.statusEl.textContent = "Thanks: this changes what is retrieved next time.";
+    } catch (error) {
+      this.statusEl.textContent = this.options.actions.describeError(error);
+    }
+  }
+
+  private async saveAsNote(): Promise<void> {
+    if (this.answerId === null) return;
+    this.save.disabled = true;
+    this.statusEl.textContent = "Saving…";
+    try {
+      const path = await this.options.actions.promote(this.answerId);
+      this.statusEl.textContent = `Saved as ${path}`;
+      this.save.setAttribute("data-saved-path", path);
+      await this.options.actions.openSavedNote(path);
+    } catch (error) {
+      this.statusEl.textContent = this.options.actions.describeError(error);
+      this.save.disabled = false;
+    }
+  }
+}

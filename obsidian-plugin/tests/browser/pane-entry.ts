@@ -1,0 +1,72 @@
+/**
+ * The ask pane in a plain browser page, for the real-browser test: `npm run build:browser-test`
+ * bundles this file with `obsidian` aliased to the test shim into test-output/pane.js (next to
+ * pane.html and styles.css). Open
+ *
+ *   http://localhost:<port>/pane.html?url=http://127.0.0.1:8765&token=TOKEN[&mode=hybrid][&folder=F][&ask=Q]
+ *
+ * and the pane talks to that sidecar with the real client (fetch + SSE). What Obsidian would
+ * do on a click is recorded instead: `openLinkText` calls and opened files are listed in
+ * `[data-testid="opened-links"]` (one `li` each) and in `window.vaultRag.opened`.
+ * `document.body.dataset.ready === "true"` once the pane is mounted; with `&ask=Q` the pane asks Q
+ * at once and `document.body.dataset.answered` becomes "true" when the answer has finished.
+ */
+import { WorkspaceLeaf } from "obsidian";
+
+import { SidecarClient } from "../../src/client";
+import { DEFAULT_SETTINGS, normalizeFolder, normalizeSidecarUrl, type VaultRagSettings } from "../../src/settings";
+import { AskView } from "../../src/view/askView";
+
+declare global {
+  interface Window {
+    vaultRag?: { view: AskView; client: SidecarClient; opened: string[]; errors: string[] };
+  }
+}
+
+async function main(): Promise<void> {
+  const params = new URLSearchParams(window.location.search);
+  const settings: VaultRagSettings = {
+    ...DEFAULT_SETTINGS,
+    sidecarUrl: normalizeSidecarUrl(params.get("url") ?? "") ?? DEFAULT_SETTINGS.sidecarUrl,
+    token: params.get("token") ?? "",
+    answerMode: params.get("mode") === "hybrid" ? "hybrid" : "strict",
+    answersFolder: normalizeFolder(params.get("folder") ?? ""),
+  };
+  const opened: string[] = [];
+  const errors: string[] = [];
+  const openedList = document.querySelector('[data-testid="opened-links"]');
+  const record = (what: string) => {
+    opened.push(what);
+    const item = document.createElement("li");
+    item.textContent = what;
+    openedList?.appendChild(item);
+  };
+  const app = {
+    workspace: {
+      openLinkText: async (linktext: string) => record(linktext),
+      getLeaf: () => ({ openFile: async (file: { path: string }) => record(`file:${file.path}`) }),
+    },
+    // The sidecar wrote the note into the vault; here every path "exists" at once.
+    vault: { getAbstractFileByPath: (path: string) => ({ path, extension: "md" }) },
+  };
+  const client = new SidecarClient(() => ({ url: settings.sidecarUrl, token: settings.token }));
+  // The shim's leaf takes the app (the real one is made by Obsidian).
+  const Leaf = WorkspaceLeaf as unknown as new (app: unknown) => WorkspaceLeaf;
+  const view = new AskView(new Leaf(app), {
+    client,
+    settings: () => settings,
+    reportError: (error) => errors.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error)),
+  });
+  document.getElementById("app")?.appendChild(view.containerEl);
+  await view.onOpen();
+  window.vaultRag = { view, client, opened, errors };
+  document.body.dataset.ready = "true";
+  // `&ask=question`: ask at once (for a headless run without a driver).
+  const question = params.get("ask");
+  if (question) {
+    await view.pane?.ask(question);
+    document.body.dataset.answered = "true";
+  }
+}
+
+void main();

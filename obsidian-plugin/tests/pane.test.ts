@@ -1,0 +1,345 @@
+// @vitest-environment happy-dom
+/**
+ * The ask pane in happy-dom, through the `AskView` on the obsidian shim: streamed deltas
+ * rendered with MarkdownRenderer (throttled), the progress line, citations that call
+ * `openLinkText`, feedback and "Save as note", stop, errors, and the conversation's thread.
+ */
+import type { App, WorkspaceLeaf } from "obsidian";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+import { type AskEvent, type AskRequest, SidecarAuthError, type SidecarClient } from "../src/client";
+import { DEFAULT_SETTINGS, type VaultRagSettings } from "../src/settings";
+import type { Clock } from "../src/sync/timing";
+import { AskView } from "../src/view/askView";
+import { AskPane } from "../src/view/pane";
+import * as shim from "./__mocks__/obsidian";
+
+/** A stream of ask events the test feeds by hand; records the request and its signal. */
+class Feed implements AsyncIterable<AskEvent> {
+  private readonly queue: AskEvent[] = [];
+  private wake: (() => void) | null = null;
+  private ended = false;
+  request: AskRequest | null = null;
+  signal: AbortSignal | null = null;
+  error: unknown = null;
+
+  push(...events: AskEvent[]): void {
+    this.queue.push(...events);
+    this.wake?.();
+  }
+
+  end(error: unknown = null): void {
+    this.ended = true;
+    this.error = error;
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<AskEvent> {
+    for (;;) {
+      const next = this.queue.shift();
+      if (next !== undefined) {
+        yield next;
+        continue;
+      }
+      if (this.signal?.aborted) throw this.signal.reason;
+      if (this.ended) {
+        if (this.error) throw this.error;
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        this.signal?.addEventListener("abort", () => resolve(), { once: true });
+      });
+      this.wake = null;
+    }
+  }
+}
+
+const progress = (node: string, data: Record<string, unknown> = {}): AskEvent => ({
+  type: "progress",
+  node,
+  aspect: typeof data.aspect === "number" ? data.aspect : null,
+  reset: data.reset === true,
+  data: { node, ...data },
+});
+
+const CITATIONS = [
+  {
+    kind: "vault" as const,
+    note_path: "C++/UFUNCTION.md",
+    heading: "UFUNCTION > Specifiers",
+    anchor: "Specifiers",
+    cite: "[[C++/UFUNCTION#Specifiers]]",
+  },
+  { kind: "web" as const, url: "https://dev.epicgames.com/ufunction", title: "UFunctions", cite: "https://dev.epicgames.com/ufunction" },
+];
+
+function setup(settings: Partial<VaultRagSettings> = {}) {
+  const feeds: Feed[] = [];
+  const client = {
+    ask: vi.fn((request: AskRequest, signal: AbortSignal) => {
+      const feed = new Feed();
+      feed.request = request;
+      feed.signal = signal;
+      feeds.push(feed);
+      return feed;
+    }),
+    feedback: vi.fn(async () => ({})),
+    promote: vi.fn(async () => "Vault RAG Answers/UFUNCTION 怎么用.md"),
+  };
+  const openFile = vi.fn(async () => undefined);
+  const app = {
+    workspace: { openLinkText: vi.fn(async () => undefined), getLeaf: vi.fn(() => ({ openFile })) },
+    vault: { getAbstractFileByPath: vi.fn((path: string) => ({ path, extension: "md" })) },
+  };
+  const errors: unknown[] = [];
+  const view = new AskView(new shim.WorkspaceLeaf(app) as unknown as WorkspaceLeaf, {
+    client: client as unknown as SidecarClient,
+    settings: () => ({ ...DEFAULT_SETTINGS, ...settings }),
+    reportError: (error) => errors.push(error),
+  });
+  document.body.appendChild(view.containerEl);
+  const q = (testid: string) => view.containerEl.querySelector(`[data-testid="${testid}"]`) as HTMLElement;
+  const qa = (testid: string) => Array.from(view.containerEl.querySelectorAll(`[data-testid="${testid}"]`)) as HTMLElement[];
+  return { view, client, app: app as typeof app & App, feeds, errors, openFile, q, qa };
+}
+
+async function ask(ctx: ReturnType<typeof setup>, question: string) {
+  const input = ctx.q("question") as HTMLTextAreaElement;
+  const before = ctx.feeds.length;
+  input.value = question;
+  ctx.q("ask").click();
+  await vi.waitFor(() => expect(ctx.feeds.length).toBe(before + 1));
+  return ctx.feeds[ctx.feeds.length - 1] as Feed;
+}
+
+const settle = async (ctx: ReturnType<typeof setup>) => {
+  await ctx.view.pane?.lastTurn?.settled();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+};
+
+afterEach(() => {
+  document.body.innerHTML = "";
+  shim.MarkdownRenderer.calls.length = 0;
+});
+
+describe("ask pane", () => {
+  it("streams the answer, the progress line and the citations", async () => {
+    const ctx = setup({ answerMode: "hybrid" });
+    await ctx.view.onOpen();
+    expect((ctx.q("mode") as HTMLSelectElement).value).toBe("hybrid");
+    const feed = await ask(ctx, "UFUNCTION 怎么用？");
+    expect(feed.request).toMatchObject({ question: "UFUNCTION 怎么用？", mode: "hybrid" });
+    expect(feed.request?.thread_id).toMatch(/^[0-9a-f]{32}$/);
+    expect((ctx.q("ask") as HTMLButtonElement).disabled).toBe(true);
+    expect(ctx.q("stop").hidden).toBe(false);
+
+    feed.push(progress("plan", { aspects: 3 }));
+    await vi.waitFor(() => expect(ctx.q("progress").textContent).toBe("searching 3 aspects…"));
+    feed.push(progress("retrieve_vault", { aspect: 1, found: 4 }));
+    await vi.waitFor(() => expect(ctx.q("progress").textContent).toBe("found 4 passages in the vault (aspect 2 of 3)…"));
+
+    feed.push({ type: "delta", text: "用 **UFUNCTION(BlueprintCallable)** 标记，" });
+    feed.push({ type: "delta", text: "见 [[C++/UFUNCTION#Specifiers|说明符]]。" });
+    await vi.waitFor(() => expect(ctx.q("answer").textContent).toContain("见 说明符。"));
+    expect(ctx.q("answer").querySelector("strong")?.textContent).toBe("UFUNCTION(BlueprintCallable)");
+
+    feed.push({ type: "citations", citations: CITATIONS });
+    await vi.waitFor(() => expect(ctx.qa("citation")).toHaveLength(2));
+    const [vaultLink, webLink] = ctx.qa("citation") as [HTMLAnchorElement, HTMLAnchorElement];
+    expect(vaultLink.textContent).toBe("UFUNCTION › Specifiers");
+    expect(webLink.getAttribute("href")).toBe("https://dev.epicgames.com/ufunction");
+    expect(webLink.getAttribute("target")).toBe("_blank");
+
+    vaultLink.click();
+    expect(ctx.app.workspace.openLinkText).toHaveBeenCalledWith("C++/UFUNCTION#Specifiers", "", false);
+    // A [[link]] inside the rendered answer opens the same way.
+    (ctx.q("answer").querySelector("a.internal-link") as HTMLElement).click();
+    expect(ctx.app.workspace.openLinkText).toHaveBeenLastCalledWith("C++/UFUNCTION#Specifiers", "", false);
+
+    feed.push({
+      type: "final",
+      answer: "用 UFUNCTION 标记。",
+      answerId: "ans-1",
+      threadId: feed.request?.thread_id ?? null,
+      citations: CITATIONS,
+      usage: null,
+      data: {},
+    });
+    feed.end();
+    await vi.waitFor(() => expect(ctx.q("progress").textContent).toBe("done · 2 sources · 3 aspects"));
+    await settle(ctx);
+    expect(ctx.q("answer").textContent).toBe("用 UFUNCTION 标记。");
+    expect((ctx.q("ask") as HTMLButtonElement).disabled).toBe(false);
+    expect(ctx.q("stop").hidden).toBe(true);
+  });
+
+  it("rates an answer and saves it as a note, which then opens", async () => {
+    const ctx = setup({ answersFolder: "UE" });
+    await ctx.view.onOpen();
+    const feed = await ask(ctx, "q");
+    expect((ctx.q("thumbs-up") as HTMLButtonElement).disabled).toBe(true);
+    feed.push({ type: "final", answer: "A", answerId: "ans-9", threadId: null, citations: [], usage: null, data: {} });
+    feed.end();
+    await vi.waitFor(() => expect((ctx.q("thumbs-up") as HTMLButtonElement).disabled).toBe(false));
+
+    ctx.q("thumbs-down").click();
+    await vi.waitFor(() => expect(ctx.client.feedback).toHaveBeenCalledWith("ans-9", -1));
+    await vi.waitFor(() => expect(ctx.q("thumbs-down").getAttribute("aria-pressed")).toBe("true"));
+    ctx.q("thumbs-up").click();
+    await vi.waitFor(() => expect(ctx.client.feedback).toHaveBeenLastCalledWith("ans-9", 1));
+    await vi.waitFor(() => expect(ctx.q("thumbs-up").classList.contains("is-active")).toBe(true));
+    expect(ctx.q("thumbs-down").classList.contains("is-active")).toBe(false);
+
+    ctx.q("save-as-note").click();
+    await vi.waitFor(() => expect(ctx.openFile).toHaveBeenCalledTimes(1));
+    expect(ctx.client.promote).toHaveBeenCalledWith("ans-9", { folder: "UE" });
+    expect(ctx.openFile).toHaveBeenCalledWith({ path: "Vault RAG Answers/UFUNCTION 怎么用.md", extension: "md" });
+    expect(ctx.q("action-status").textContent).toBe("Saved as Vault RAG Answers/UFUNCTION 怎么用.md");
+    expect((ctx.q("save-as-note") as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it("keeps the thread while the pane is open; a new conversation starts another", async () => {
+    const ctx = setup();
+    await ctx.view.onOpen();
+    const first = await ask(ctx, "one");
+    first.push({ type: "final", answer: "1", answerId: "a1", threadId: "server-thread", citations: [], usage: null, data: {} });
+    first.end();
+    await vi.waitFor(() => expect((ctx.q("ask") as HTMLButtonElement).disabled).toBe(false));
+    const second = await ask(ctx, "two");
+    expect(second.request?.thread_id).toBe("server-thread");
+    expect(second.request?.mode).toBe("strict");
+    second.end();
+    await vi.waitFor(() => expect(ctx.qa("turn")).toHaveLength(2));
+
+    ctx.q("new-conversation").click();
+    expect(ctx.qa("turn")).toHaveLength(0);
+    (ctx.q("mode") as HTMLSelectElement).value = "hybrid";
+    const third = await ask(ctx, "three");
+    expect(third.request?.thread_id).not.toBe("server-thread");
+    expect(third.request?.mode).toBe("hybrid");
+  });
+
+  it("stops a running answer: the request's signal aborts", async () => {
+    const ctx = setup();
+    await ctx.view.onOpen();
+    const feed = await ask(ctx, "q");
+    feed.push({ type: "delta", text: "partial" });
+    await vi.waitFor(() => expect(ctx.q("answer").textContent).toBe("partial"));
+    ctx.q("stop").click();
+    expect(feed.signal?.aborted).toBe(true);
+    await vi.waitFor(() => expect(ctx.q("progress").textContent).toBe("stopped"));
+    expect(ctx.q("answer").textContent).toBe("partial");
+    expect(ctx.errors).toEqual([]);
+  });
+
+  it("shows error events and request failures, and reports the latter", async () => {
+    const ctx = setup();
+    await ctx.view.onOpen();
+    const feed = await ask(ctx, "q");
+    feed.push({ type: "error", code: "model_unavailable", message: "the model server is down" });
+    feed.end();
+    await vi.waitFor(() => expect(ctx.q("error").hidden).toBe(false));
+    expect(ctx.q("error").textContent).toBe("the model server is down");
+    expect(ctx.q("progress").textContent).toBe("failed");
+
+    const next = await ask(ctx, "again");
+    next.end(new SidecarAuthError("http://127.0.0.1:8765"));
+    await vi.waitFor(() => expect(ctx.qa("error")[1]?.hidden).toBe(false));
+    expect(ctx.qa("error")[1]?.textContent).toContain("refused the token");
+    expect(ctx.errors).toHaveLength(1);
+  });
+
+  it("drops streamed text when the graph resets the answer", async () => {
+    const ctx = setup();
+    await ctx.view.onOpen();
+    const feed = await ask(ctx, "q");
+    feed.push({ type: "delta", text: "garbled" });
+    feed.push(progress("answer", { reset: true }));
+    feed.push({ type: "delta", text: "extracted" });
+    await vi.waitFor(() => expect(ctx.q("answer").textContent).toBe("extracted"));
+  });
+
+  it("asks on Enter, not on Shift+Enter nor while an input method composes", async () => {
+    const ctx = setup();
+    await ctx.view.onOpen();
+    const input = ctx.q("question") as HTMLTextAreaElement;
+    input.value = "蓝图";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", shiftKey: true }));
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", isComposing: true }));
+    expect(ctx.client.ask).not.toHaveBeenCalled();
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    await vi.waitFor(() => expect(ctx.client.ask).toHaveBeenCalledTimes(1));
+    expect(ctx.feeds[0]?.request?.question).toBe("蓝图");
+  });
+
+  it("closing the view stops the answer and removes the pane", async () => {
+    const ctx = setup();
+    await ctx.view.onOpen();
+    const feed = await ask(ctx, "q");
+    await ctx.view.onClose();
+    expect(feed.signal?.aborted).toBe(true);
+    expect(ctx.q("ask-pane")).toBeNull();
+  });
+});
+
+describe("render throttling", () => {
+  it("re-renders at most once per interval while streaming, and once more at the end", async () => {
+    let now = 0;
+    const timers: { at: number; run: () => void }[] = [];
+    const clock: Clock = {
+      now: () => now,
+      setTimeout: (run, ms) => {
+        const timer = { at: now + ms, run };
+        timers.push(timer);
+        return timer;
+      },
+      clearTimeout: (timer) => {
+        const i = timers.indexOf(timer as (typeof timers)[number]);
+        if (i >= 0) timers.splice(i, 1);
+      },
+    };
+    const tick = (ms: number) => {
+      now += ms;
+      for (const timer of timers.filter((t) => t.at <= now)) {
+        timers.splice(timers.indexOf(timer), 1);
+        timer.run();
+      }
+    };
+    const renders: string[] = [];
+    const feed = new Feed();
+    const pane = new AskPane(document.body, {
+      ask: (_request, signal) => {
+        feed.signal = signal;
+        return feed;
+      },
+      feedback: async () => ({}),
+      promote: async () => "",
+      openNote: () => undefined,
+      openSavedNote: () => undefined,
+      renderMarkdown: async (markdown, el) => {
+        renders.push(markdown);
+        el.textContent = markdown;
+        return () => undefined;
+      },
+      defaultMode: () => "strict",
+      clock,
+      renderIntervalMs: 100,
+      newThreadId: () => "t",
+    });
+    const done = pane.ask("q");
+    for (let i = 0; i < 50; i++) {
+      feed.push({ type: "delta", text: `${i} ` });
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      tick(10); // 50 deltas over 500 ms
+    }
+    expect(renders.length).toBeGreaterThanOrEqual(5);
+    expect(renders.length).toBeLessThanOrEqual(7);
+    feed.push({ type: "final", answer: "all", answerId: "x", threadId: null, citations: [], usage: null, data: {} });
+    feed.end();
+    await done;
+    await pane.lastTurn?.settled();
+    expect(renders.at(-1)).toBe("all");
+    expect(document.body.querySelector('[data-testid="answer"]')?.textContent).toBe("all");
+  });
+});

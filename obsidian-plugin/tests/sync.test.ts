@@ -1,0 +1,307 @@
+/**
+ * Save-time sync with fake timers and an in-memory sidecar: per-note debounce and the batch
+ * window, batching, embedders, ordering of deletes and renames, retries with backoff while the
+ * sidecar is down (nothing dropped, latest content wins), and reconcile by hash.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+
+import { SidecarHttpError } from "../src/client";
+import { isExcluded, sha256Hex } from "../src/sync/content";
+import { SyncEngine } from "../src/sync/engine";
+import type { SyncOptions } from "../src/sync/types";
+import { FakeSidecar, FakeVault } from "./helpers/fakeSync";
+
+const T0 = 1_000_000;
+let sidecar: FakeSidecar;
+let vault: FakeVault;
+let engines: SyncEngine[] = [];
+
+function engine(options: Partial<SyncOptions> = {}) {
+  const errors: unknown[] = [];
+  const dropped: string[] = [];
+  const sync = new SyncEngine(sidecar, vault, {
+    isExcluded: (path) => isExcluded(path, ["Private"]),
+    fileDebounceMs: 2_000,
+    maxDelayMs: 20_000,
+    batchWindowMs: 500,
+    retryBaseMs: 1_000,
+    retryMaxMs: 8_000,
+    onError: (error) => errors.push(error),
+    onDropped: (path) => dropped.push(path),
+    ...options,
+  });
+  engines.push(sync);
+  return { sync, errors, dropped };
+}
+
+const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+const since = (at: number) => at - T0;
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+  sidecar = new FakeSidecar();
+  vault = new FakeVault({ "A.md": "a1", "B.md": "b1", "C.md": "c1", "Private/x.md": "secret" });
+});
+
+afterEach(() => {
+  for (const sync of engines) sync.stop();
+  engines = [];
+  vi.useRealTimers();
+});
+
+describe("debounce and batches", () => {
+  it("waits for a note to be quiet, then posts its latest content once", async () => {
+    const { sync } = engine();
+    sync.noteChanged("A.md");
+    await advance(1_000);
+    vault.notes.set("A.md", "a2");
+    sync.noteChanged("A.md");
+    await advance(1_000);
+    vault.notes.set("A.md", "a3");
+    sync.noteChanged("A.md"); // t = 2000: quiet until 4000, batch window until 4500
+    await advance(2_499);
+    expect(sidecar.calls).toEqual([]);
+    expect(sync.state.pending).toBe(1);
+    await advance(1);
+    expect(sidecar.summary).toEqual(["put A.md"]);
+    expect(sidecar.index.get("A.md")).toBe("a3");
+    expect(sync.state.pending).toBe(0);
+  });
+
+  it("gathers notes that become ready within the batch window into one request", async () => {
+    const { sync } = engine();
+    sync.noteChanged("A.md");
+    await advance(300);
+    sync.noteChanged("B.md"); // ready 200 ms after A: inside A's batch window
+    await advance(3_000);
+    expect(sidecar.summary).toEqual(["put A.md,B.md"]);
+  });
+
+  it("posts a note edited without pause after the maximum delay", async () => {
+    const { sync } = engine();
+    for (let t = 0; t < 30_000; t += 1_000) {
+      sync.noteChanged("A.md");
+      await advance(1_000);
+    }
+    const puts = sidecar.calls.filter((c) => c.kind === "put");
+    expect(puts.map((c) => since(c.at))).toEqual([20_500]);
+  });
+
+  it("splits a burst into batches by count and by size", async () => {
+    for (let i = 0; i < 120; i++) vault.notes.set(`n${i}.md`, "x".repeat(10));
+    const { sync } = engine({ batchNotes: 50 });
+    for (let i = 0; i < 120; i++) sync.noteChanged(`n${i}.md`);
+    await advance(2_500);
+    expect(sidecar.calls.map((c) => (c.kind === "put" ? c.notes.length : 0))).toEqual([50, 50, 20]);
+
+    sidecar.calls.length = 0;
+    const big = engine({ batchChars: 25 }).sync;
+    for (let i = 0; i < 5; i++) big.noteChanged(`n${i}.md`);
+    await advance(2_500);
+    expect(sidecar.calls.map((c) => (c.kind === "put" ? c.notes.length : 0))).toEqual([2, 2, 1]);
+  });
+
+  it("re-posts the notes that embed a changed note", async () => {
+    vault.embeddersOf.set("C.md", ["B.md", "A.md"]);
+    const { sync } = engine();
+    sync.noteChanged("C.md");
+    await advance(2_500);
+    expect(sidecar.summary).toEqual(["put C.md,B.md,A.md"]);
+  });
+
+  it("skips excluded folders, also as embedders", async () => {
+    vault.embeddersOf.set("C.md", ["Private/x.md"]);
+    const { sync } = engine();
+    sync.noteChanged("Private/x.md");
+    sync.noteChanged("C.md");
+    sync.noteDeleted("Private/y.md");
+    await advance(5_000);
+    expect(sidecar.summary).toEqual(["put C.md"]);
+  });
+
+  it("posts again a note changed while its post was in flight", async () => {
+    let release!: () => void;
+    sidecar.gate = new Promise((resolve) => (release = resolve));
+    const { sync } = engine();
+    sync.noteChanged("A.md");
+    await advance(2_500);
+    expect(sidecar.summary).toEqual(["put A.md"]);
+    vault.notes.set("A.md", "a2");
+    sync.noteChanged("A.md");
+    sidecar.gate = null;
+    release();
+    await advance(2_500);
+    expect(sidecar.summary).toEqual(["put A.md", "put A.md"]);
+    expect(sidecar.index.get("A.md")).toBe("a2");
+    expect(sync.state.pending).toBe(0);
+  });
+});
+
+describe("deletes and renames", () => {
+  it("sends deletes and renames in order, before the upserts", async () => {
+    sidecar.index.set("A.md", "a1");
+    sidecar.index.set("C.md", "c1");
+    const { sync } = engine();
+    sync.noteRenamed("A.md", "Folder/A.md");
+    vault.notes.set("A.md", "a new note where A was");
+    sync.noteChanged("A.md");
+    sync.noteDeleted("C.md");
+    sync.noteDeleted("B.md");
+    await advance(2_500);
+    expect(sidecar.summary).toEqual(["rename A.md->Folder/A.md", "delete C.md,B.md", "put A.md"]);
+    expect([...sidecar.index.keys()].sort()).toEqual(["A.md", "Folder/A.md"]);
+  });
+
+  it("drops a pending upsert of a deleted note and moves one of a renamed note", async () => {
+    const { sync } = engine();
+    sync.noteChanged("A.md");
+    sync.noteChanged("B.md");
+    sync.noteDeleted("A.md");
+    vault.notes.set("New/B.md", "b1");
+    vault.notes.delete("B.md");
+    sync.noteRenamed("B.md", "New/B.md");
+    await advance(2_500);
+    expect(sidecar.summary).toEqual(["delete A.md", "rename B.md->New/B.md", "put New/B.md"]);
+  });
+
+  it("folds a rename of a rename into one, and a delete of a renamed note into a delete", async () => {
+    const { sync } = engine();
+    sync.noteRenamed("A.md", "X.md");
+    sync.noteRenamed("X.md", "Y.md");
+    sync.noteRenamed("B.md", "Z.md");
+    sync.noteDeleted("Z.md");
+    sync.noteRenamed("C.md", "W.md");
+    sync.noteRenamed("W.md", "C.md");
+    await advance(1_000);
+    expect(sidecar.summary).toEqual(["rename A.md->Y.md", "delete B.md"]);
+  });
+
+  it("treats moves into and out of an excluded folder as a new note and a delete", async () => {
+    vault.notes.set("Public.md", "p");
+    const { sync } = engine();
+    sync.noteRenamed("A.md", "Private/A.md");
+    sync.noteRenamed("Private/p.md", "Public.md");
+    await advance(2_500);
+    expect(sidecar.summary).toEqual(["delete A.md", "put Public.md"]);
+  });
+});
+
+describe("retries", () => {
+  it("keeps everything while the sidecar is down and retries with exponential backoff", async () => {
+    sidecar.down = true;
+    const { sync, errors } = engine();
+    sync.noteChanged("A.md");
+    sync.noteDeleted("Gone.md");
+    // The delete goes after the batch window (500 ms), fails; retries after 1, 2, 4, 8 (the cap), 8 s.
+    await advance(25_500);
+    const times = sidecar.calls.map((c) => since(c.at));
+    expect(times).toEqual([500, 1_500, 3_500, 7_500, 15_500, 23_500]);
+    expect(sidecar.calls.every((c) => c.kind === "delete")).toBe(true); // ordered: the delete first
+    expect(errors).toHaveLength(6);
+    expect(sync.state).toMatchObject({ pending: 2, retryInMs: 6_000 });
+
+    // Edits during the outage: the latest content wins, nothing is lost.
+    vault.notes.set("A.md", "a-latest");
+    sync.noteChanged("A.md");
+    sync.noteChanged("B.md");
+    sidecar.down = false;
+    await advance(8_000);
+    expect(sidecar.summary.slice(-2)).toEqual(["delete Gone.md", "put A.md,B.md"]);
+    expect(sidecar.index.get("A.md")).toBe("a-latest");
+    expect(sync.state).toMatchObject({ pending: 0, lastError: null, retryInMs: null });
+  });
+
+  it("retries at once when kicked (the sidecar is back)", async () => {
+    sidecar.down = true;
+    const { sync } = engine();
+    sync.noteChanged("A.md");
+    await advance(2_500);
+    await advance(1_000 + 2_000); // retries at 3500, 5500; the next would be at 9500
+    sidecar.down = false;
+    sync.kick();
+    await advance(0);
+    expect(sidecar.calls.map((c) => since(c.at))).toEqual([2_500, 3_500, 5_500, 5_500]);
+    expect(sync.state.pending).toBe(0);
+  });
+
+  it("retries a refused token too (the user fixes it), but drops what a 4xx refuses", async () => {
+    sidecar.unauthorized = true;
+    sidecar.refuse.add("B.md");
+    const { sync, dropped } = engine();
+    sync.noteChanged("A.md");
+    sync.noteChanged("B.md");
+    sync.noteChanged("C.md");
+    await advance(2_500);
+    expect(sync.state.pending).toBe(3);
+    sidecar.unauthorized = false;
+    await advance(1_000);
+    // The batch is refused, so each note goes alone: B is dropped, A and C are indexed.
+    expect(sidecar.summary.slice(1)).toEqual(["put A.md,B.md,C.md", "put A.md", "put B.md", "put C.md"]);
+    expect(dropped).toEqual(["B.md"]);
+    expect([...sidecar.index.keys()].sort()).toEqual(["A.md", "C.md"]);
+    expect(sync.state.pending).toBe(0);
+  });
+
+  it("posts a renamed note under its new name when the sidecar refuses the rename", async () => {
+    const { sync } = engine();
+    sidecar.renameNotes = async (renames) => {
+      sidecar.calls.push({ kind: "rename", at: Date.now(), renames });
+      throw new SidecarHttpError(400, "no", null, "bad_request");
+    };
+    vault.notes.set("D.md", "d");
+    sync.noteRenamed("C.md", "D.md");
+    await advance(1_000);
+    expect(sidecar.summary).toEqual(["rename C.md->D.md", "put D.md"]);
+  });
+
+  it("stops: no requests after stop()", async () => {
+    const { sync } = engine();
+    sync.noteChanged("A.md");
+    sync.stop();
+    sync.noteChanged("B.md");
+    await advance(60_000);
+    expect(sidecar.calls).toEqual([]);
+  });
+});
+
+describe("reconcile", () => {
+  it("posts only what differs and deletes what the vault no longer has", async () => {
+    vault.notes.set("D.md", "with an embed: d-resolved");
+    vault.raw.set("D.md", "with an embed: ![[E]]");
+    sidecar.hashes = new Map([
+      ["A.md", await sha256Hex("a1")], // same content: skipped
+      ["B.md", await sha256Hex("b-old")], // changed: posted
+      ["D.md", await sha256Hex("with an embed: ![[E]]")], // indexed from disk by the sidecar: skipped
+      ["Gone.md", "00"], // not in the vault: deleted
+      ["Private/old.md", "11"], // excluded: left alone
+    ]);
+    const { sync } = engine();
+    await sync.reconcile(); // C.md is not on the sidecar: posted
+    expect(sidecar.summary).toEqual(["hashes", "delete Gone.md", "put B.md,C.md"]);
+    expect(sync.state.pending).toBe(0);
+  });
+
+  it("retries a reconcile the sidecar was down for", async () => {
+    sidecar.down = true;
+    const { sync } = engine();
+    await sync.reconcile();
+    expect(sidecar.summary).toEqual(["hashes"]);
+    sidecar.down = false;
+    await advance(1_000);
+    await vi.waitFor(() => expect(sidecar.summary).toEqual(["hashes", "hashes", "put A.md,B.md,C.md"]));
+  });
+
+  it("compares NFC paths, as the sidecar reports them", async () => {
+    const nfd = "Cafe\u0301.md";
+    vault.notes.set(nfd, "x");
+    sidecar.hashes = new Map([
+      ["Café.md", await sha256Hex("x")],
+      ["A.md", await sha256Hex("a1")],
+      ["B.md", await sha256Hex("b1")],
+      ["C.md", await sha256Hex("c1")],
+    ]);
+    const { sync } = engine();
+    await sync.reconcile();
+    expect(sidecar.summary).toEqual(["hashes"]);
+  });
+});
