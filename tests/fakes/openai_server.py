@@ -144,6 +144,7 @@ class FakeOpenAIServer:
         self.max_batch = max_batch
         self.force_float = force_float
         self.default_chat_reply: Reply | None = None
+        self.ignore_stream_options = False  # no usage chunk when streaming (llama-cpp-python)
         self.delay = 0.0  # seconds to wait before answering any request
         self.chunk_delay = 0.0  # seconds between SSE chunks
         self._lock = threading.Lock()
@@ -453,6 +454,7 @@ class _Handler(BaseHTTPRequestHandler):
         }
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            include_usage = include_usage and not fake.ignore_stream_options
             self._stream(head, reply, calls, finish, usage if include_usage else None)
             return
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}

@@ -2,10 +2,12 @@
 stage modules. Each submodule registers its commands on `app`."""
 
 from vault_rag.cli import (  # noqa: F401  (registers commands)
+    ask_commands,
     demo,
     feedback_commands,
     index_commands,
     notes,
+    serve_commands,
 )
 from vault_rag.cli.app import app
 

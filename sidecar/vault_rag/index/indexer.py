@@ -26,6 +26,7 @@ from vault_rag.pipeline import chunk_vault_note, pipeline_signature
 from vault_rag.vault.links import NoteIndex, parse_link
 from vault_rag.vault.paths import resolve_inside
 from vault_rag.vault.reader import DEFAULT_IGNORES, iter_note_paths
+from vault_rag.vault.types import ResolvedNote
 
 MISSING_PREFIX = "missing:"
 
@@ -182,20 +183,27 @@ class Indexer:
     # -- 3. chunk and record -----------------------------------------------------------------
     def apply(self, scan: ScanResult, progress: Progress) -> int:
         manifest = self.index.manifest
-        for path in scan.deleted:
-            self._drop(manifest.delete_note(path))
         touched = set(scan.changed) | set(scan.deleted)
         dependents = manifest.dependents(touched)
         dependents |= manifest.dependents(missing_key(p) for p in scan.changed)
-        todo = sorted(set(scan.changed) | (dependents - set(scan.deleted)))
+        dependents -= touched
+        # Before anything they embed is recorded as changed: a crash after that point must
+        # still leave the embedders to re-index (their stat alone would say "unchanged").
+        manifest.mark_stale(dependents)
+        for path in scan.deleted:
+            self._drop(manifest.delete_note(path))
+        todo = sorted(set(scan.changed) | dependents)
         # Directly changed notes first: they are what the user is looking at.
         todo.sort(key=lambda p: p not in scan.changed)
         progress.on_phase("chunking", len(todo))
         note_index = NoteIndex(scan.seen)
         for rel in todo:
-            record = scan.changed.get(rel) or manifest.note(rel)
+            record = scan.changed.get(rel)
             if record is None:
-                continue
+                try:  # an embedder: its own bytes did not change, record its real stat
+                    record, _ = file_record(self.index.vault_root, rel, None)
+                except OSError:
+                    continue
             self.index_note(rel, record, note_index, priority=int(rel in scan.changed))
             progress.on_advance(1)
         return len(todo)
@@ -204,21 +212,21 @@ class Indexer:
         self, rel: str, record: NoteRecord, note_index: NoteIndex, priority: int
     ) -> None:
         result = chunk_vault_note(self.index.vault_root, rel, note_index, self.chunk_options)
-        note = result.note
-        deps = list(note.dependencies)
-        warnings = []
-        for w in note.warnings:
-            warnings.append((w.code, w.message, w.target, w.line))
-            if w.code == "missing_note" and w.target:
-                deps.append(missing_key(w.target))
-            elif w.code in ("missing_heading", "missing_block") and w.target:
-                # The note exists but not the part: depend on it, so adding the heading later
-                # re-resolves this note.
-                found = note_index.resolve(parse_link(w.target)[0], rel)
-                if found:
-                    deps.append(found)
-        self.index.lexical.upsert(_lexical_items(result.chunks))
-        gone = self.index.manifest.replace_note(record, result.chunks, deps, warnings, priority)
+        self.record_note(result.note, result.chunks, record, note_index, priority)
+
+    def record_note(
+        self,
+        note: ResolvedNote,
+        chunks: list[Chunk],
+        record: NoteRecord,
+        note_index: NoteIndex,
+        priority: int = 0,
+    ) -> None:
+        """Store one resolved note's chunks: read from disk here, or posted by the plugin
+        (`api/ingest.py`, already resolved with Obsidian's metadata)."""
+        deps, warnings = note_dependencies(note, note_index)
+        self.index.lexical.upsert(_lexical_items(chunks))
+        gone = self.index.manifest.replace_note(record, chunks, deps, warnings, priority)
         self._drop(gone)
 
     def _drop(self, ids: list[str]) -> None:
@@ -266,6 +274,25 @@ class Indexer:
                 # Measured rate, for `vault-rag status`'s estimate of the time left.
                 manifest.set_meta("embed_rate", f"{embedded / (time.monotonic() - started):.3f}")
         return embedded, reused
+
+
+def note_dependencies(
+    note: ResolvedNote, note_index: NoteIndex
+) -> tuple[list[str], list[tuple[str, str, str | None, int | None]]]:
+    """(dependency keys, warning rows) of a resolved note, as the manifest stores them."""
+    deps = list(note.dependencies)
+    warnings = []
+    for w in note.warnings:
+        warnings.append((w.code, w.message, w.target, w.line))
+        if w.code == "missing_note" and w.target:
+            deps.append(missing_key(w.target))
+        elif w.code in ("missing_heading", "missing_block") and w.target:
+            # The note exists but not the part: depend on it, so adding the heading later
+            # re-resolves this note.
+            found = note_index.resolve(parse_link(w.target)[0], note.path)
+            if found:
+                deps.append(found)
+    return deps, warnings
 
 
 def _store_metadata(chunk: Chunk) -> dict[str, object]:

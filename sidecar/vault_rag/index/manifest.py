@@ -55,6 +55,13 @@ CREATE TABLE IF NOT EXISTS warnings (
 );
 CREATE INDEX IF NOT EXISTS warnings_note ON warnings(note_path);
 CREATE TABLE IF NOT EXISTS vectors (content_hash TEXT PRIMARY KEY, vector BLOB NOT NULL);
+-- Notes posted by the plugin (`PUT /v1/notes`): sha256 of the posted content, valid while
+-- notes.file_hash still equals the file_hash recorded with it (a later disk re-index changes it).
+CREATE TABLE IF NOT EXISTS note_content (
+    path TEXT PRIMARY KEY,
+    content_hash TEXT NOT NULL,
+    file_hash TEXT NOT NULL
+);
 """
 
 
@@ -268,6 +275,48 @@ class Manifest:
         keys = ("note", "code", "message", "target", "line")
         return [dict(zip(keys, r, strict=True)) for r in self.db.execute(query, args)]
 
+    # -- posted content (the server's `PUT /v1/notes`) ---------------------------------------
+    def update_note_record(self, record: NoteRecord) -> None:
+        """Replace a note's file hash and stat without touching its chunks."""
+        self.db.execute(
+            "UPDATE notes SET file_hash=?, mtime_ns=?, size=? WHERE path=?",
+            (record.file_hash, record.mtime_ns, record.size, record.path),
+        )
+
+    def set_content_hash(self, path: str, content_hash: str, file_hash: str) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO note_content(path, content_hash, file_hash) VALUES (?, ?, ?)",
+            (path, content_hash, file_hash),
+        )
+
+    def content_hashes(self, path: str | None = None) -> dict[str, str]:
+        """Per note (or just `path`): the posted content's hash while still current, else the
+        file's hash."""
+        query = (
+            "SELECT n.path, CASE WHEN c.file_hash = n.file_hash THEN c.content_hash"
+            " ELSE n.file_hash END FROM notes n LEFT JOIN note_content c ON c.path = n.path"
+        )
+        if path is None:
+            return dict(self.db.execute(query).fetchall())
+        return dict(self.db.execute(query + " WHERE n.path=?", (path,)).fetchall())
+
+    def mark_stale(self, paths: Iterable[str]) -> None:
+        """Make the next scan re-index these notes whatever their stat. Called before the notes
+        they embed change: if the process dies before they are re-resolved, the next scan
+        still does it (their file hash no longer matches)."""
+        self.db.executemany(
+            "UPDATE notes SET file_hash='stale:' || file_hash, mtime_ns=-1, size=-1"
+            " WHERE path=? AND file_hash NOT LIKE 'stale:%'",
+            [(p,) for p in paths],
+        )
+
+    def note_deps(self, path: str) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT target FROM deps WHERE note_path=?", (path,))}
+
+    def prune_content_hashes(self) -> int:
+        cur = self.db.execute("DELETE FROM note_content WHERE path NOT IN (SELECT path FROM notes)")
+        return cur.rowcount
+
     # -- vector cache -----------------------------------------------------------------------
     def cached_vectors(self, hashes: Iterable[str]) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
@@ -296,5 +345,5 @@ class Manifest:
     def clear(self) -> None:
         """Forget everything (for a rebuild with another model)."""
         with self.transaction() as db:
-            for table in ("notes", "chunks", "deps", "warnings", "vectors"):
+            for table in ("notes", "chunks", "deps", "warnings", "vectors", "note_content"):
                 db.execute(f"DELETE FROM {table}")

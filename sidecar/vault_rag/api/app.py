@@ -1,0 +1,214 @@
+"""The FastAPI app of `vault-rag serve`: routers under `/v1`, auth, CORS, limits, and the
+long-lived objects (index, writer, watcher, answer graph) built once in the lifespan."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Depends, FastAPI
+from fastapi.openapi.utils import get_openapi
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+from vault_rag import __version__
+from vault_rag.api.deps import ServerState, require_token
+from vault_rag.api.errors import install_error_handlers
+from vault_rag.api.middleware import BodySizeLimitMiddleware, CORSMiddleware
+from vault_rag.api.routers import answers, ask, health, notes, search, status, threads
+from vault_rag.api.schemas import ErrorBody
+from vault_rag.context import make_indexer, open_index
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.index.writer import IndexWriter
+from vault_rag.server_token import load_or_create_token
+from vault_rag.settings import Settings
+from vault_rag.watch.changes import DiskSync
+from vault_rag.watch.watcher import VaultWatcher
+
+log = logging.getLogger(__name__)
+
+HOST = "127.0.0.1"  # never another interface: the sidecar serves this machine only
+ALLOWED_HOSTS = ["127.0.0.1", "localhost"]  # Host header check: no DNS-rebinding access
+
+DESCRIPTION = """The local sidecar of the Vault RAG Obsidian plugin: it owns the vault's index
+and the answer graph.
+
+* **Auth**: every route but `/v1/health` needs `Authorization: Bearer <token>`; the token is
+  created on first start in the data dir (mode 0600) and printed by `vault-rag token`.
+* **CORS**: only the configured origins (`app://obsidian.md`, `capacitor://localhost`,
+  `http://localhost` by default) get a grant, Private Network Access preflights included; a
+  request from any other origin is refused with 403.
+* **Errors** have one shape, `ErrorBody` (`code`, `message`, `detail`): 400 unsafe note path
+  (absolute, `..`), 401 token, 413 body too large, 422 invalid JSON or fields, 503 embedding
+  model unavailable.
+"""
+
+
+def create_app(
+    settings: Settings,
+    *,
+    token: str | None = None,
+    index: VaultIndex | None = None,
+    resources: Any = None,
+    watch: bool | None = None,
+    reconcile: bool = True,
+) -> FastAPI:
+    """The app. Nothing is opened until it starts (so the OpenAPI export needs no vault).
+
+    `index` / `resources`: pre-built objects (tests); the caller then closes the index.
+    `watch`: follow disk changes (default: `settings.server_watch`). `reconcile`: scan the
+    vault against the manifest at start-up.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            state = await anyio.to_thread.run_sync(
+                _open_state, settings, index, resources, watch, reconcile, app
+            )
+            stack.push_async_callback(anyio.to_thread.run_sync, _close_state, state, index is None)
+            from vault_rag.graph.graph import build_graph
+            from vault_rag.graph.run import open_checkpointer
+
+            state.checkpointer = await stack.enter_async_context(
+                open_checkpointer(state.index.data_dir)
+            )
+            state.graph = build_graph(state.checkpointer)
+            app.state.server = state
+            yield
+            app.state.server = None
+
+    app = FastAPI(
+        title="Vault RAG sidecar",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,  # the spec is shared-schemas/openapi.json (scripts/export_openapi.py)
+    )
+    app.state.token = token
+    app.state.server = None
+    install_error_handlers(app)
+    v1 = APIRouter(prefix="/v1")
+    v1.include_router(health.router)
+    for module in (status, notes, search, ask, threads, answers):
+        v1.include_router(module.router, dependencies=[Depends(require_token)])
+    app.include_router(v1)
+    # Added last = runs first: host check, then CORS (so errors carry the grant), then limits.
+    app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.server_max_body_bytes)
+    app.add_middleware(CORSMiddleware, allow_origins=list(settings.server_cors_origins))
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=ALLOWED_HOSTS)
+    app.openapi = lambda: openapi_schema(app)  # type: ignore[method-assign]
+    return app
+
+
+def _open_state(
+    settings: Settings,
+    index: VaultIndex | None,
+    resources: Any,
+    watch: bool | None,
+    reconcile: bool,
+    app: FastAPI,
+) -> ServerState:
+    """Blocking start-up work (model and Chroma load), run in a worker thread."""
+    from vault_rag.graph.config import Resources
+
+    if app.state.token is None:
+        app.state.token = load_or_create_token(settings.resolved_data_dir())[0]
+    owned = index is None
+    index = index or open_index(settings)
+    state = None
+    try:
+        index.check_model()  # a model mismatch stops the start, with the CLI's message
+        writer = IndexWriter(make_indexer(settings, index), batch_notes=settings.index_batch_notes)
+        writer.start()
+        sync = DiskSync(writer, retry_delay=settings.watch_retry_delay)
+        state = ServerState(
+            settings=settings,
+            index=index,
+            writer=writer,
+            sync=sync,
+            watcher=None,
+            resources=resources,
+            checkpointer=None,
+            graph=None,
+        )
+        if settings.server_watch if watch is None else watch:
+            state.watcher = _start_watcher(settings, index, sync)
+        if reconcile:
+            sync.reconcile()  # after the watcher starts: nothing changing meanwhile is missed
+        if state.resources is None:
+            state.resources = Resources.from_settings(settings, index=index)
+    except BaseException:
+        if state is not None:
+            _close_state(state, owned)
+        elif owned:
+            index.close()
+        raise
+    return state
+
+
+def _start_watcher(settings: Settings, index: VaultIndex, sync: DiskSync) -> VaultWatcher | None:
+    watcher = VaultWatcher(
+        index.vault_root,
+        lambda paths, dirs: sync.submit(paths, dirs),
+        ignores=settings.ignore,
+        debounce=settings.watch_debounce,
+        max_delay=settings.watch_max_delay,
+    )
+    try:
+        watcher.start()
+    except OSError as exc:  # e.g. the inotify watch limit: serve anyway, without following
+        log.warning("cannot watch the vault (%s); changes outside Obsidian need a restart", exc)
+        sync.writer.status.last_error = f"watcher: {exc}"
+        return None
+    return watcher
+
+
+def _close_state(state: ServerState, close_index: bool) -> None:
+    if state.watcher is not None:
+        state.watcher.stop()
+    state.sync.stop()
+    state.writer.stop()
+    if close_index:
+        state.index.close()
+
+
+def openapi_schema(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema plus the SSE event bodies and the shared error responses."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for model in (*ask.EVENT_MODELS, ErrorBody):
+        body = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        components.update(body.pop("$defs", {}))
+        components[model.__name__] = body
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    for path, operations in schema["paths"].items():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            extra: dict[str, str] = {}
+            if operation.get("security"):
+                extra["401"] = "Missing or wrong bearer token"
+            if "requestBody" in operation:
+                extra["413"] = "Request body too large"
+            if "requestBody" in operation or operation.get("parameters"):
+                extra["422"] = "Invalid JSON or invalid fields"
+            if path.startswith("/v1/notes") or path == "/v1/status":
+                extra["400"] = "Unsafe note path (absolute, `..`, empty)"
+            if path == "/v1/threads/{thread_id}":
+                extra["404"] = "No such conversation"
+            if path in ("/v1/search", "/v1/notes"):
+                extra["503"] = "The embedding model is unavailable"
+            for code, description in extra.items():
+                responses[code] = {"description": description, "content": error}
+    app.openapi_schema = schema
+    return schema

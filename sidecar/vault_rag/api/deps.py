@@ -1,0 +1,84 @@
+"""Dependencies of the routes: the server's state, its settings and the bearer-token check."""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from vault_rag.api.errors import ApiError
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.index.writer import IndexWriter
+from vault_rag.settings import Settings
+from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
+from vault_rag.watch.changes import DiskSync
+from vault_rag.watch.watcher import VaultWatcher
+
+
+@dataclass
+class AskCounters:
+    running: int = 0
+    completed: int = 0
+    cancelled: int = 0
+    failed: int = 0
+
+
+@dataclass
+class ServerState:
+    """The long-lived objects of one running server (built by the app's lifespan)."""
+
+    settings: Settings
+    index: VaultIndex
+    writer: IndexWriter
+    sync: DiskSync  # disk batches and the start-up reconcile, on the writer
+    watcher: VaultWatcher | None  # None: not following the disk (off, or could not start)
+    resources: Any  # graph.config.Resources
+    checkpointer: Any  # an AsyncSqliteSaver on <data dir>/threads.sqlite3
+    graph: Any  # the compiled answer graph with that checkpointer (for reading threads)
+    asks: AskCounters = field(default_factory=AskCounters)
+
+
+def get_state(request: Request) -> ServerState:
+    state: ServerState | None = getattr(request.app.state, "server", None)
+    if state is None:
+        raise ApiError(503, "starting", "the server is still starting")
+    return state
+
+
+def get_settings(state: Annotated[ServerState, Depends(get_state)]) -> Settings:
+    return state.settings
+
+
+_bearer = HTTPBearer(auto_error=False, description="The token `vault-rag token` prints.")
+
+
+def require_token(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    expected: str = request.app.state.token
+    given = credentials.credentials if credentials is not None else ""
+    # Constant-time comparison: the token must not leak through response timing.
+    if not given or not hmac.compare_digest(given.encode(), expected.encode()):
+        raise ApiError(
+            401,
+            "unauthorized",
+            "missing or wrong bearer token (see `vault-rag token --vault PATH`)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+def note_path(raw: str) -> str:
+    """The canonical vault-relative form of a note path from a request; 400 when unsafe."""
+    try:
+        path = normalize_rel_path(raw)
+    except UnsafePathError as exc:
+        raise ApiError(400, "unsafe_path", str(exc), {"path": raw}) from exc
+    return path
+
+
+State = Annotated[ServerState, Depends(get_state)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -1,0 +1,109 @@
+"""`POST /v1/ask`: run the answer graph and stream its events as Server-Sent Events.
+
+Events, in order: `progress` (a node finished: `node`, `aspect`, counts), `delta` (answer
+text), `citations` (once), `final` (the whole result: `answer`, `answer_id`, `citations`,
+`usage`, ...); or `error` (`code`, `message`) and nothing after it. A client that disconnects
+cancels the run (see `api/sse.py`). Runs are independent: two streams can run at once.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter
+
+from vault_rag.api.deps import ServerState, State
+from vault_rag.api.schemas import (
+    AskRequest,
+    CitationsEvent,
+    DeltaEvent,
+    ErrorEvent,
+    FinalEvent,
+    ProgressEvent,
+)
+from vault_rag.api.sse import EventStreamResponse
+
+router = APIRouter(tags=["ask"])
+
+EVENT_MODELS = (ProgressEvent, DeltaEvent, CitationsEvent, FinalEvent, ErrorEvent)
+STREAM_DOC = {
+    200: {
+        "description": "`text/event-stream`: `event: progress|delta|citations|final|error` "
+        "lines, each with one `data:` line of JSON shaped as the schema of the same name "
+        "(`ProgressEvent`, `DeltaEvent`, `CitationsEvent`, `FinalEvent`, `ErrorEvent`).",
+        "content": {
+            "text/event-stream": {
+                "schema": {
+                    "type": "string",
+                    "description": "Server-Sent Events; see the event schemas",
+                }
+            }
+        },
+    }
+}
+
+
+@router.post(
+    "/ask",
+    response_class=EventStreamResponse,
+    status_code=200,
+    responses=STREAM_DOC,  # type: ignore[arg-type]
+    summary="Answer a question from the vault, streaming (SSE)",
+)
+async def ask(body: AskRequest, state: State) -> EventStreamResponse:
+    thread_id = body.thread_id or uuid.uuid4().hex
+    return EventStreamResponse(_events(state, body, thread_id))
+
+
+async def _events(
+    state: ServerState, body: AskRequest, thread_id: str
+) -> AsyncIterator[tuple[str, Any]]:
+    from vault_rag.graph.run import run_question
+
+    configuration = state.resources.defaults
+    if body.mode is not None:
+        from dataclasses import replace
+
+        configuration = replace(configuration, web_mode=body.mode)
+    state.asks.running += 1
+    outcome = "cancelled"  # unless the run ends on its own
+    try:
+        async for event in run_question(
+            body.question,
+            state.resources,
+            configuration=configuration,
+            checkpointer=state.checkpointer,
+            thread_id=thread_id,
+        ):
+            if event.event == "error":
+                outcome = "failed"
+                kind = str(event.data.get("kind") or "error")
+                yield "error", {"code": _snake(kind), "message": event.data.get("message", "")}
+                return
+            if event.event == "final":
+                outcome = "completed"
+                yield "final", final_payload(event.data)
+            else:
+                yield event.event, event.data
+    except Exception as exc:  # run_question reports its own errors; this is a last resort
+        outcome = "failed"
+        yield "error", {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}
+    finally:
+        state.asks.running -= 1
+        setattr(state.asks, outcome, getattr(state.asks, outcome) + 1)
+
+
+def final_payload(data: dict[str, Any]) -> dict[str, Any]:
+    """The graph's result (as `vault-rag ask --json`) plus `usage` grouped under one key."""
+    usage = {
+        key: data.get(key, 0)
+        for key in ("llm_calls", "prompt_tokens", "completion_tokens", "repair_retries")
+    }
+    return {**data, "usage": usage}
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

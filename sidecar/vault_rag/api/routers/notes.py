@@ -1,0 +1,101 @@
+"""`/v1/notes`: the plugin keeps the index in step with Obsidian (upsert, delete, rename) and
+reconciles on layout-ready through the content hashes. Every write goes through the index
+writer's queue (`index/writer.py`); see `api/ingest.py` for how a posted note and the file on
+disk agree."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from vault_rag.api import ingest
+from vault_rag.api.deps import State, note_path
+from vault_rag.api.schemas import (
+    NoteHashes,
+    NoteResult,
+    NotesDelete,
+    NotesDeleted,
+    NotesRename,
+    NotesRenamed,
+    NotesUpsert,
+    NotesUpserted,
+    PathResult,
+    RenameResult,
+)
+
+router = APIRouter(prefix="/notes", tags=["notes"])
+
+
+@router.put("", response_model=NotesUpserted, summary="Batch upsert of resolved notes")
+async def upsert_notes(
+    body: NotesUpsert,
+    state: State,
+    wait: Annotated[
+        bool,
+        Query(description="Answer only once the posted notes' chunks have vectors"),
+    ] = False,
+) -> NotesUpserted:
+    """Chunk and record each note (BM25-searchable when this returns; dense search once its
+    chunks are embedded, at once with `wait=true`). A note whose chunks did not change is
+    `unchanged`; vectors are reused by content hash."""
+    notes = [
+        ingest.PostedNote(
+            path=note_path(n.path),
+            content=n.content,
+            embeds=[note_path(e) for e in n.embeds],
+            mtime=n.mtime,
+        )
+        for n in body.notes
+    ]
+    future = state.writer.submit("upsert notes", lambda w: ingest.upsert_notes(w, notes, wait))
+    outcomes: list[ingest.NoteOutcome] = await asyncio.wrap_future(future)
+    results = [NoteResult(**vars(o)) for o in outcomes]
+    return NotesUpserted(
+        results=results,
+        indexed=sum(r.status == "indexed" for r in results),
+        unchanged=sum(r.status == "unchanged" for r in results),
+        ignored=sum(r.status == "ignored" for r in results),
+        embedded=sum(r.embedded for r in results),
+        reused=sum(r.reused for r in results),
+        pending=state.index.manifest.counts()["pending"],
+    )
+
+
+@router.delete("", response_model=NotesDeleted, summary="Batch delete")
+async def delete_notes(body: NotesDelete, state: State) -> NotesDeleted:
+    """Drop notes from the index (notes that embed them are re-resolved)."""
+    paths = list(dict.fromkeys(note_path(p) for p in body.paths))
+    future = state.writer.submit("delete notes", lambda w: ingest.delete_notes(w, paths))
+    outcomes: list[ingest.PathOutcome] = await asyncio.wrap_future(future)
+    results = [PathResult(path=o.path, status=o.status) for o in outcomes]  # type: ignore[arg-type]
+    return NotesDeleted(results=results, deleted=sum(r.status == "deleted" for r in results))
+
+
+@router.post("/rename", response_model=NotesRenamed, summary="Batch rename (vectors reused)")
+async def rename_notes(body: NotesRename, state: State) -> NotesRenamed:
+    """Move notes in the index after Obsidian renamed the files. A folder move re-embeds
+    nothing; a new file name changes each chunk's title header, so those chunks get new
+    vectors in the background."""
+    pairs = [(note_path(r.old_path), note_path(r.new_path)) for r in body.renames]
+    future = state.writer.submit("rename notes", lambda w: ingest.rename_notes(w, pairs))
+    outcomes: list[ingest.PathOutcome] = await asyncio.wrap_future(future)
+    results = [
+        RenameResult(
+            old_path=o.path,
+            new_path=o.new_path or "",
+            status=o.status,  # type: ignore[arg-type]
+            embedded=o.embedded,
+            reused=o.reused,
+        )
+        for o in outcomes
+    ]
+    return NotesRenamed(results=results, renamed=sum(r.status == "renamed" for r in results))
+
+
+@router.get("/hashes", response_model=NoteHashes, summary="Content hash per indexed note")
+def note_hashes(state: State) -> NoteHashes:
+    """What the sidecar holds for each note, to compare with the vault on layout-ready (see
+    the `hashes` field for the exact contract)."""
+    return NoteHashes(hashes=state.index.manifest.content_hashes())

@@ -1,0 +1,32 @@
+"""`POST /v1/search`: the hybrid retrieval (dense + BM25, fused), as JSON."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter
+
+from vault_rag.api.deps import State
+from vault_rag.api.schemas import SearchHit, SearchRequest, SearchResponse
+from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+
+router = APIRouter(tags=["search"])
+
+
+@router.post("/search", response_model=SearchResponse, summary="Hybrid search of the vault")
+def search(body: SearchRequest, state: State) -> SearchResponse:
+    # A plain `def`: FastAPI runs it in a worker thread, the model and stores are synchronous.
+    settings = state.settings
+    options = SearchOptions(
+        k=body.k,
+        per_note_cap=settings.per_note_cap,
+        rrf_k=settings.rrf_k,
+        folder=body.folder or None,
+        tag=body.tag or None,
+    )
+    started = time.perf_counter()
+    results = hybrid_search(state.index, body.query, options)
+    took = (time.perf_counter() - started) * 1000
+    return SearchResponse(
+        results=[SearchHit(**r.to_dict()) for r in results], took_ms=round(took, 1)
+    )

@@ -1,0 +1,65 @@
+"""`GET /v1/status`: what the index holds, what the writer is doing, per-note state."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from vault_rag.api.deps import State, note_path
+from vault_rag.api.schemas import AskCounts, NoteState, Status, WriterState
+from vault_rag.index.status import note_state
+
+router = APIRouter(tags=["status"])
+
+
+@router.get("/status", response_model=Status, summary="Index and server state")
+def status(
+    state: State,
+    path: Annotated[
+        str | None,
+        Query(max_length=1024, description="Also report this note's index state"),
+    ] = None,
+) -> Status:
+    manifest = state.index.manifest
+    counts = manifest.counts()
+    rate = float(manifest.get_meta("embed_rate") or 0.0)
+    writer = state.writer.status
+    note = None
+    if path is not None:
+        rel = note_path(path)
+        info = note_state(manifest, rel)
+        info["content_hash"] = manifest.content_hashes(rel).get(rel)
+        note = NoteState(**info)
+    llm = state.resources.llm
+    return Status(
+        vault=str(state.index.vault_root),
+        data_dir=str(state.index.data_dir),
+        notes=counts["notes"],
+        chunks=counts["chunks"],
+        embedded=counts["embedded"],
+        pending=counts["pending"],
+        warnings=counts["warnings"],
+        embedding_model=state.index.provider.model_id,
+        index_model=state.index.model_id,
+        llm_model=state.settings.llm_model if llm is not None else None,
+        embed_rate_per_s=round(rate, 2) if rate else None,
+        eta_seconds=round(counts["pending"] / rate) if rate and counts["pending"] else None,
+        last_run=manifest.get_meta("last_run"),
+        last_error=writer.last_error,
+        writer=WriterState(
+            state=writer.state,
+            job=writer.job,
+            phase=writer.phase,
+            done=writer.done,
+            total=writer.total,
+            queued=writer.queued,
+            reconciled=writer.reconciled,
+            disk_batches=writer.disk_batches,
+            chunks_embedded=writer.chunks_embedded,
+            chunks_reused=writer.chunks_reused,
+        ),
+        watching=state.watcher is not None,
+        asks=AskCounts(**vars(state.asks)),
+        note=note,
+    )

@@ -1,0 +1,306 @@
+"""Request and response bodies of the HTTP API (exported to shared-schemas/openapi.json)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+
+def _encodable(text: str) -> str:
+    # JSON may carry lone surrogates ("\ud800"); they cannot be stored or hashed as UTF-8.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("text is not valid Unicode (lone surrogate)") from exc
+    return text
+
+
+MAX_NOTE_CHARS = 8 * 1024 * 1024
+Text = Annotated[str, AfterValidator(_encodable)]
+NotePath = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=1024,
+        description="Vault-relative path with forward slashes, e.g. `Rendering/Lumen.md`. "
+        "Absolute paths and `..` are refused with 400.",
+    ),
+    AfterValidator(_encodable),
+]
+ThreadId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+
+
+class ApiModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorBody(BaseModel):
+    code: str = Field(description="Stable machine-readable word, e.g. `unauthorized`.")
+    message: str = Field(description="For people.")
+    detail: Any = None
+
+
+# -- health / status ---------------------------------------------------------------------------
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    version: str
+    api: Literal["v1"] = "v1"
+
+
+class WriterState(BaseModel):
+    state: str = Field(description="starting, idle, writing, embedding, backoff or stopped")
+    job: str | None
+    phase: str | None = Field(description="chunking or embedding, with `done` of `total`")
+    done: int
+    total: int
+    queued: int = Field(description="Write jobs waiting (posted notes, disk batches)")
+    reconciled: bool = Field(description="The start-up scan of the vault has been applied")
+    disk_batches: int
+    chunks_embedded: int
+    chunks_reused: int
+
+
+class NoteState(BaseModel):
+    path: str
+    indexed: bool
+    file_hash: str | None = None
+    content_hash: str | None = Field(None, description="As in `GET /v1/notes/hashes`")
+    chunks: int = 0
+    embedded: int = 0
+    pending: int = 0
+    warnings: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class AskCounts(BaseModel):
+    running: int
+    completed: int
+    cancelled: int
+    failed: int
+
+
+class Status(BaseModel):
+    vault: str
+    data_dir: str
+    notes: int
+    chunks: int
+    embedded: int
+    pending: int = Field(description="Chunks waiting for a vector (searchable by BM25 already)")
+    warnings: int
+    embedding_model: str = Field(description="The configured embedding model id")
+    index_model: str | None = Field(description="The model the index was built with")
+    llm_model: str | None
+    embed_rate_per_s: float | None
+    eta_seconds: int | None
+    last_run: str | None
+    last_error: str | None
+    writer: WriterState
+    watching: bool
+    asks: AskCounts
+    note: NoteState | None = Field(None, description="Only when `?path=` is given")
+
+
+# -- notes -------------------------------------------------------------------------------------
+class PostedNoteIn(ApiModel):
+    path: NotePath
+    content: Annotated[
+        str,
+        Field(
+            max_length=MAX_NOTE_CHARS,
+            description="The note as Obsidian shows it: its frontmatter block (if any) followed "
+            "by the body with every `![[embed]]` inlined.",
+        ),
+        AfterValidator(_encodable),
+    ]
+    embeds: list[NotePath] = Field(
+        default_factory=list,
+        max_length=10_000,
+        description="Paths of the notes inlined into `content`, transitively.",
+    )
+    mtime: float | None = Field(
+        None,
+        ge=0,
+        description="Modification time (ms since the epoch, Obsidian's `TFile.stat.mtime`) of "
+        "the file the content was read from; lets the sidecar tell whether the file on disk is "
+        "the version posted.",
+    )
+
+
+class NotesUpsert(ApiModel):
+    notes: list[PostedNoteIn] = Field(min_length=1, max_length=1000)
+
+
+class NoteResult(BaseModel):
+    path: str
+    status: Literal["indexed", "unchanged", "ignored"] = Field(
+        description="indexed: chunks changed; unchanged: same chunks as before (skipped); "
+        "ignored: in an ignored or hidden folder, or not a `.md` note"
+    )
+    source: Literal["disk", "posted"] | None = Field(
+        description="disk: the file on disk resolves to the same text, its provenance (embed "
+        "origins, exact lines) was used; posted: the posted text was chunked as is"
+    )
+    chunks: int
+    embedded: int = Field(description="Chunks whose text is new: sent to the model")
+    reused: int = Field(description="Chunks whose vector is kept or reused by content hash")
+
+
+class NotesUpserted(BaseModel):
+    results: list[NoteResult]
+    indexed: int
+    unchanged: int
+    ignored: int
+    embedded: int
+    reused: int
+    pending: int = Field(description="Chunks of the whole index still waiting for a vector")
+
+
+class NotesDelete(ApiModel):
+    paths: list[NotePath] = Field(min_length=1, max_length=10_000)
+
+
+class PathResult(BaseModel):
+    path: str
+    status: Literal["deleted", "not_found"]
+
+
+class NotesDeleted(BaseModel):
+    results: list[PathResult]
+    deleted: int
+
+
+class Rename(ApiModel):
+    old_path: NotePath
+    new_path: NotePath
+
+
+class NotesRename(ApiModel):
+    renames: list[Rename] = Field(min_length=1, max_length=10_000)
+
+
+class RenameResult(BaseModel):
+    old_path: str
+    new_path: str
+    status: Literal["renamed", "indexed", "unchanged", "missing"] = Field(
+        description="renamed: moved in the index; indexed: the old path was not indexed, the "
+        "new one is now; unchanged: already done; missing: the new path is not on disk"
+    )
+    embedded: int = Field(
+        description="Chunks that need the model (a new file name changes "
+        "the title in every chunk's header; a folder move needs none)"
+    )
+    reused: int
+
+
+class NotesRenamed(BaseModel):
+    results: list[RenameResult]
+    renamed: int
+
+
+class NoteHashes(BaseModel):
+    algorithm: Literal["sha256"] = "sha256"
+    hashes: dict[str, str] = Field(
+        description="Per indexed note: the sha256 (hex) of the UTF-8 `content` last posted for "
+        "it, while the file it was posted against is unchanged; otherwise the sha256 of the "
+        "file's bytes (for a note without embeds saved with LF line breaks, the same value). "
+        "On layout-ready the plugin posts every note whose hash differs from its own."
+    )
+
+
+# -- search ------------------------------------------------------------------------------------
+class SearchRequest(ApiModel):
+    query: Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(_encodable)]
+    k: int = Field(10, ge=1, le=100)
+    folder: Annotated[str, Field(max_length=1024), AfterValidator(_encodable)] | None = None
+    tag: Annotated[str, Field(max_length=256), AfterValidator(_encodable)] | None = None
+
+
+class SearchHit(BaseModel):
+    note_path: str
+    heading_path: str
+    anchor: str
+    chunk_id: str
+    score: float
+    text: str
+    origin: str
+    line_start: int
+    line_end: int
+    embedded_in: list[str]
+    dense_score: float | None
+    lexical_score: float | None
+
+
+class SearchResponse(BaseModel):
+    results: list[SearchHit]
+    took_ms: float
+
+
+# -- ask ---------------------------------------------------------------------------------------
+class AskRequest(ApiModel):
+    question: Annotated[str, Field(min_length=1, max_length=4000), AfterValidator(_encodable)]
+    thread_id: ThreadId | None = Field(
+        None, description="Continue this conversation; a new one when absent"
+    )
+    mode: Literal["strict", "hybrid"] | None = Field(
+        None, description="strict: the vault only; hybrid: the web too (default: settings)"
+    )
+
+
+class ProgressEvent(BaseModel):
+    """`event: progress` — a step of the answer graph finished."""
+
+    model_config = ConfigDict(extra="allow")
+    node: str
+    aspect: int | None = None
+    reset: bool | None = Field(None, description="Drop the streamed text: a fallback follows")
+
+
+class DeltaEvent(BaseModel):
+    """`event: delta` — more answer text."""
+
+    text: str
+
+
+class CitationsEvent(BaseModel):
+    """`event: citations` — once, after the answer."""
+
+    citations: list[dict[str, Any]]
+
+
+class Usage(BaseModel):
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    repair_retries: int
+
+
+class FinalEvent(BaseModel):
+    """`event: final` — the whole result, last."""
+
+    model_config = ConfigDict(extra="allow")
+    answer: str
+    answer_id: str
+    citations: list[dict[str, Any]]
+    usage: Usage
+    thread_id: str | None
+    notes: list[str]
+
+
+class ErrorEvent(BaseModel):
+    """`event: error` — the run failed; nothing follows."""
+
+    code: str
+    message: str
+
+
+# -- threads -----------------------------------------------------------------------------------
+class ThreadMessage(BaseModel):
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str
+    id: str | None
+
+
+class Thread(BaseModel):
+    thread_id: str
+    messages: list[ThreadMessage]
+    summary: str

@@ -1,0 +1,143 @@
+"""What a run of the answer graph is configured with, passed in through `RunnableConfig`.
+
+`Configuration` holds plain values (the domain, modes, thresholds); `Resources` holds the live
+objects (the vault index, the chat model, the web search client). Both travel in
+``config["configurable"]``: values under their own names, the resources under ``"resources"``.
+When no resources are passed (``langgraph dev``), they are built once from the settings
+(environment variables ``VAULT_RAG_*``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig, ensure_config
+
+from vault_rag.graph.llm import ChatProvider
+from vault_rag.graph.web import WebSearch
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.settings import Settings
+
+DEFAULT_DOMAIN = "the topics of this vault"
+
+
+@dataclass(frozen=True)
+class DomainPreset:
+    domain: str
+    include_domains: tuple[str, ...]
+
+
+DOMAIN_PRESETS: dict[str, DomainPreset] = {
+    "ue": DomainPreset(
+        domain=(
+            "Unreal Engine development: C++ and Blueprints, the gameplay framework, rendering, "
+            "materials, animation, networking and replication, UI (UMG), assets, tools, "
+            "profiling and the editor"
+        ),
+        # Epic's official documentation and forums.
+        include_domains=("dev.epicgames.com", "docs.unrealengine.com", "forums.unrealengine.com"),
+    )
+}
+
+
+@dataclass(kw_only=True)
+class Configuration:
+    """Tunable behaviour of one run. Defaults are the product defaults."""
+
+    domain: str = DEFAULT_DOMAIN
+    web_mode: Literal["strict", "hybrid"] = "strict"
+    web_when: Literal["weak", "always"] = "weak"
+    max_aspects: int = 4
+    vault_queries_per_aspect: int = 3
+    web_queries_per_aspect: int = 2
+    top_k: int = 8  # vault results per query
+    per_note_cap: int = 2
+    rrf_k: int = 60
+    grade_candidates: int = 12  # per aspect, best first: bounds the grading prompt
+    docs_per_aspect: int = 5  # evidence kept per aspect after grading
+    grade_threshold: float = 0.5
+    dedup_threshold: float | None = None  # None: calibrated for the embedding model
+    weak_evidence_threshold: float | None = None  # None: calibrated for the embedding model
+    hyde: bool = False
+    history_messages: int = 6  # recent messages the condenser sees besides the summary
+    excerpt_chars: int = 700  # per candidate, in grading prompts
+
+    @classmethod
+    def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:
+        """Values given in ``configurable`` over the defaults the resources were built with."""
+        configurable = ensure_config(config).get("configurable") or {}
+        names = {f.name for f in fields(cls) if f.init}
+        given = {k: v for k, v in configurable.items() if k in names}
+        return replace(get_resources(config).defaults, **given)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: Any) -> Configuration:
+        preset = DOMAIN_PRESETS.get(settings.domain_preset or "")
+        values: dict[str, Any] = {
+            "domain": settings.domain or (preset.domain if preset else DEFAULT_DOMAIN),
+            "web_mode": settings.web_mode,
+            "web_when": settings.web_when,
+            "top_k": settings.top_k,
+            "per_note_cap": settings.per_note_cap,
+            "rrf_k": settings.rrf_k,
+            "grade_threshold": settings.grade_threshold,
+            "dedup_threshold": settings.dedup_threshold,
+            "weak_evidence_threshold": settings.weak_evidence_threshold,
+            "hyde": settings.hyde,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def as_configurable(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass
+class Resources:
+    """The long-lived objects a run uses. Build once (CLI run, server start) and reuse."""
+
+    index: VaultIndex
+    llm: ChatProvider | None = None  # None: no language model configured
+    web: WebSearch | None = None  # None: no web search possible (see `web_missing`)
+    web_missing: str = "no Tavily API key is configured (set VAULT_RAG_TAVILY_API_KEY)"
+    defaults: Configuration = field(default_factory=Configuration)
+    # Feedback prior for vault search (`retrieval.hybrid.SearchOptions.prior`); None: off.
+    prior: Callable[[Sequence[str]], Mapping[str, float]] | None = None
+    prior_weight: float = 0.1
+
+    @classmethod
+    def from_settings(cls, settings: Settings, index: VaultIndex | None = None) -> Resources:
+        from vault_rag.context import open_index
+        from vault_rag.graph.llm import build_chat_provider
+        from vault_rag.graph.web import build_web_search
+
+        preset = DOMAIN_PRESETS.get(settings.domain_preset or "")
+        include = settings.web_include_domains
+        if include is None and preset is not None:
+            include = list(preset.include_domains)
+        return cls(
+            index=index or open_index(settings),
+            llm=build_chat_provider(settings),
+            web=build_web_search(settings, include_domains=include or []),
+            defaults=Configuration.from_settings(settings),
+        )
+
+
+_default_lock = threading.Lock()
+_default: Resources | None = None
+
+
+def get_resources(config: RunnableConfig | None = None) -> Resources:
+    """The resources passed in `config`, else ones built once from the settings."""
+    configurable = ensure_config(config).get("configurable") or {}
+    resources = configurable.get("resources")
+    if isinstance(resources, Resources):
+        return resources
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Resources.from_settings(Settings())
+        return _default

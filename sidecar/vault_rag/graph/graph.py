@@ -1,0 +1,108 @@
+"""The answer graph: the story of one question, from the chat box to a cited answer.
+
+1. `take_question` — the plain `question`, or the last human message of `messages`; the
+   previous turn's documents, answers, notes and usage are cleared.
+2. `classify_intent` — on_topic / chitchat / off_topic / unsafe. Chitchat gets a one-line
+   reply (`small_talk`); off-topic and unsafe a polite refusal (`decline`) that is not kept in
+   the conversation. Both end the turn.
+3. `condense` — a running summary of the thread and a standalone question.
+4. `plan` — domain terms, 1–4 aspects, vault queries (and web queries in hybrid mode).
+5. `retrieve_vault` / `web_search` — one `Send` task per query, fanned in by the `documents`
+   reducer.
+6. `check_evidence` — in hybrid mode with web "weak", search the web for the aspects whose
+   vault evidence is weak (once per turn); note it when no web key is configured.
+7. `grade` — one batched call per aspect scores every candidate; the weak ones are dropped.
+8. `deduplicate` — near-identical evidence merges by embedding, keeping every source.
+9. `answer_aspect` — one `Send` task per aspect, from that aspect's evidence only.
+10. `synthesize` — one answer from the aspect answers (nothing to do for one aspect).
+11. `finish` — citations, an answer id, and the answer appended to `messages`.
+
+With no model configured (or after the model server failed) the same nodes run their
+deterministic versions: on-topic, the question as is, one aspect, the top-scored chunks and an
+extractive answer. Model calls per question: at most 4 + 2×A for A aspects.
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from vault_rag.graph.nodes.answer import answer_aspect, fan_out_answers, synthesize
+from vault_rag.graph.nodes.condense import condense
+from vault_rag.graph.nodes.dedup import deduplicate
+from vault_rag.graph.nodes.finish import finish
+from vault_rag.graph.nodes.grade import grade
+from vault_rag.graph.nodes.intent import classify_intent, decline, route_by_intent, small_talk
+from vault_rag.graph.nodes.plan import plan
+from vault_rag.graph.nodes.question import take_question
+from vault_rag.graph.nodes.retrieve import (
+    check_evidence,
+    fan_out_retrieval,
+    retrieve_vault,
+    route_after_evidence,
+    web_search,
+)
+from vault_rag.graph.state import InputState, OutputState, State
+
+NODES = (
+    "take_question",
+    "classify_intent",
+    "small_talk",
+    "decline",
+    "condense",
+    "plan",
+    "retrieve_vault",
+    "web_search",
+    "check_evidence",
+    "grade",
+    "deduplicate",
+    "answer_aspect",
+    "synthesize",
+    "finish",
+)
+
+
+def build_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    """Wire the nodes. Pass a checkpointer for conversation memory (see `run.open_checkpointer`)."""
+    builder = StateGraph(State, input_schema=InputState, output_schema=OutputState)
+    builder.add_node(take_question)
+    builder.add_node(classify_intent)
+    builder.add_node(small_talk)
+    builder.add_node(decline)
+    builder.add_node(condense)
+    builder.add_node(plan)
+    builder.add_node(retrieve_vault)
+    builder.add_node(web_search)
+    builder.add_node(check_evidence)
+    builder.add_node(grade)
+    builder.add_node(deduplicate)
+    builder.add_node(answer_aspect)
+    builder.add_node(synthesize)
+    builder.add_node(finish)
+
+    builder.add_edge(START, "take_question")
+    builder.add_edge("take_question", "classify_intent")
+    builder.add_conditional_edges(
+        "classify_intent", route_by_intent, ["condense", "small_talk", "decline"]
+    )
+    builder.add_edge("small_talk", END)
+    builder.add_edge("decline", END)
+    builder.add_edge("condense", "plan")
+    builder.add_conditional_edges("plan", fan_out_retrieval, ["retrieve_vault", "web_search"])
+    builder.add_edge("retrieve_vault", "check_evidence")
+    builder.add_edge("web_search", "check_evidence")
+    builder.add_conditional_edges("check_evidence", route_after_evidence, ["web_search", "grade"])
+    builder.add_edge("grade", "deduplicate")
+    builder.add_conditional_edges("deduplicate", fan_out_answers, ["answer_aspect"])
+    builder.add_edge("answer_aspect", "synthesize")
+    builder.add_edge("synthesize", "finish")
+    builder.add_edge("finish", END)
+
+    graph = builder.compile(checkpointer=checkpointer)
+    graph.name = "VaultRAG"
+    return graph
+
+
+# For `langgraph dev` (langgraph.json): the platform supplies its own checkpointer.
+graph = build_graph()

@@ -1,0 +1,1 @@
+"""The answer graph's nodes, one module per step; `graph.py` wires them."""

@@ -1,0 +1,48 @@
+"""Finish the turn: collect the citations, give the answer an id and append it to the
+conversation."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+
+from vault_rag.graph.config import get_resources
+from vault_rag.graph.extractive import NO_MODEL_NOTE
+from vault_rag.graph.nodes.common import emit, progress
+from vault_rag.graph.sources import collect_citations
+from vault_rag.graph.state import State
+
+
+async def finish(state: State, config: RunnableConfig) -> dict[str, Any]:
+    resources = get_resources(config)
+    answer = state.answer.strip()
+    by_id = {d["id"]: d for d in state.evidence}
+    # Extractive answers know exactly what they quoted; model-written ones are read for their
+    # [[note#heading]] and URL citations, among the evidence they were given.
+    quoted = [by_id[i] for a in state.aspect_answers for i in a.get("quoted_ids", []) if i in by_id]
+    written = {i for a in state.aspect_answers if not a.get("quoted_ids") for i in a["doc_ids"]}
+    docs = [d for d in state.evidence if d["id"] in written]
+    citations, really_cited = collect_citations(answer, docs, quoted)
+    notes: list[str] = []
+    if docs and not really_cited:
+        # Small models often forget to cite: list what they were given, so the answer can
+        # still be checked against the notes.
+        footer = "\n\nSources: " + ", ".join(dict.fromkeys(d["cite"] for d in docs))
+        emit({"type": "delta", "text": footer})
+        answer += footer
+        notes.append("The answer cites no source itself; the sources it was given are listed.")
+    if resources.llm is None:
+        notes.append(NO_MODEL_NOTE)
+    answer_id = uuid.uuid4().hex
+    new: list[AnyMessage] = [] if state.from_messages else [HumanMessage(state.user_question)]
+    progress("finish", citations=len(citations), answer_id=answer_id)
+    return {
+        "answer": answer,
+        "citations": citations,
+        "answer_id": answer_id,
+        "messages": [*new, AIMessage(answer, id=answer_id)],
+        "notes": notes,
+    }

@@ -1,0 +1,137 @@
+"""Retrieve evidence: vault queries and web queries fan out with `Send`, one task each, into
+the `documents` reducer; `check_evidence` decides whether the web is needed after all."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal, TypedDict
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Send
+
+from vault_rag.graph.calibration import calibration_for
+from vault_rag.graph.config import Configuration, Resources, get_resources
+from vault_rag.graph.nodes.common import progress
+from vault_rag.graph.sources import doc_from_page, doc_from_result
+from vault_rag.graph.state import Aspect, Doc, State
+from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+
+
+class QueryTask(TypedDict):
+    """The payload of one retrieval task."""
+
+    aspect: int
+    query: str
+
+
+def _sends(
+    aspects: list[Aspect], node: str, key: Literal["vault_queries", "web_queries"]
+) -> list[Send]:
+    return [Send(node, QueryTask(aspect=a["index"], query=q)) for a in aspects for q in a[key]]
+
+
+def web_available(configuration: Configuration, resources: Resources) -> bool:
+    return configuration.web_mode == "hybrid" and resources.web is not None
+
+
+def fan_out_retrieval(state: State, config: RunnableConfig) -> list[Send]:
+    """One task per vault query; in hybrid mode with web "always", one per web query too."""
+    configuration = Configuration.from_runnable_config(config)
+    sends = _sends(state.aspects, "retrieve_vault", "vault_queries")
+    if configuration.web_when == "always" and web_available(configuration, get_resources(config)):
+        sends += _sends(state.aspects, "web_search", "web_queries")
+    return sends
+
+
+async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, Any]:
+    """Hybrid search (dense + BM25) of the vault for one query."""
+    configuration = Configuration.from_runnable_config(config)
+    resources = get_resources(config)
+    feedback: dict[str, Any] = {}
+    if resources.prior is not None:
+        feedback = {"prior": resources.prior, "prior_weight": resources.prior_weight}
+    options = SearchOptions(
+        k=configuration.top_k,
+        per_note_cap=configuration.per_note_cap,
+        rrf_k=configuration.rrf_k,
+        **feedback,
+    )
+    # The embedding model and the stores are synchronous: keep the event loop free.
+    results = await asyncio.to_thread(hybrid_search, resources.index, task["query"], options)
+    progress("retrieve_vault", aspect=task["aspect"], query=task["query"], found=len(results))
+    return {"documents": [doc_from_result(r, task["aspect"]) for r in results]}
+
+
+async def web_search(task: QueryTask, config: RunnableConfig) -> dict[str, Any]:
+    """Tavily search + extract for one web query. A failure becomes a note, never an error."""
+    web = get_resources(config).web
+    if web is None:
+        return {}
+    result = await web.search(task["query"])
+    progress("web_search", aspect=task["aspect"], query=task["query"], found=len(result.pages))
+    update: dict[str, Any] = {"documents": [doc_from_page(p, task["aspect"]) for p in result.pages]}
+    if result.error:
+        update["notes"] = [f"Web search problem: {result.error}"]
+    return update
+
+
+def weak_aspects(state: State, threshold: float) -> list[int]:
+    """Aspects whose best vault hit is not similar enough to any of its queries. The threshold
+    is calibrated per embedding model: their cosine scales differ a lot."""
+    best: dict[int, float] = {a["index"]: -1.0 for a in state.aspects}
+    for doc in state.documents:
+        if doc.get("kind") != "vault":
+            continue
+        for aspect in doc.get("aspects", []):
+            best[aspect] = max(best.get(aspect, -1.0), doc.get("dense_score") or -1.0)
+    return [aspect for aspect, score in best.items() if score < threshold]
+
+
+async def check_evidence(state: State, config: RunnableConfig) -> dict[str, Any]:
+    """Decide whether to search the web now: hybrid mode, web "weak", vault evidence weak for
+    some aspect, and not searched yet this turn. Without a key there is a note instead."""
+    configuration = Configuration.from_runnable_config(config)
+    resources = get_resources(config)
+    counts = {"vault": 0, "web": 0}
+    for doc in state.documents:
+        counts[doc.get("kind", "vault")] += 1
+    update: dict[str, Any] = {"web_aspects": []}
+    if configuration.web_mode == "hybrid" and resources.web is None:
+        update["notes"] = [
+            f"Web search is on (hybrid mode) but {resources.web_missing}; "
+            "only the vault was searched."
+        ]
+    elif (
+        web_available(configuration, resources)
+        and configuration.web_when == "weak"
+        and not state.web_searched
+    ):
+        threshold = configuration.weak_evidence_threshold
+        if threshold is None:
+            threshold = calibration_for(resources.index.provider.model_id).weak_evidence
+        weak = weak_aspects(state, threshold)
+        if weak:
+            where = ", ".join(resources.web.include_domains) if resources.web else ""
+            update = {
+                "web_aspects": weak,
+                "web_searched": True,
+                "notes": [
+                    "Your notes had little on this, so the web was searched too"
+                    + (f" ({where})." if where else ".")
+                ],
+            }
+    progress(
+        "check_evidence", vault=counts["vault"], web=counts["web"], web_for=update["web_aspects"]
+    )
+    return update
+
+
+def route_after_evidence(state: State) -> list[Send] | Literal["grade"]:
+    if not state.web_aspects:
+        return "grade"
+    wanted = [a for a in state.aspects if a["index"] in state.web_aspects]
+    return _sends(wanted, "web_search", "web_queries") or "grade"
+
+
+def docs_for_aspect(docs: list[Doc], aspect: int) -> list[Doc]:
+    return [d for d in docs if aspect in d.get("aspects", [])]

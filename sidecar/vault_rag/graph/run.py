@@ -1,0 +1,178 @@
+"""Running a question: the streaming entry point for the CLI and the HTTP server.
+
+`run_question` is an async generator of `AskEvent`s whose kinds map 1:1 onto SSE events:
+
+* ``progress`` — ``{"node": ..., ...counts}`` as each step finishes (``aspect`` for per-aspect
+  steps); ``{"node": "answer", "reset": true}`` tells the client to drop streamed text (the
+  model failed mid-answer and the extractive fallback follows);
+* ``delta`` — ``{"text": ...}``, the answer as it is written;
+* ``citations`` — ``{"citations": [...]}``, once, after the answer;
+* ``final`` — the whole result (`AskResult.to_dict()`), last;
+* ``error`` — ``{"message": ..., "kind": ...}``; nothing follows it.
+
+Cancelling the task that iterates the generator cancels the graph run (LangGraph cancels its
+running tasks). A failed or cancelled turn leaves the thread's conversation untouched: the
+question and answer are appended to `messages` only by the last node, and the first node of
+the next turn clears whatever per-turn state was left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+
+from vault_rag.feedback.answers import record_answer
+from vault_rag.graph.config import Configuration, Resources
+from vault_rag.graph.graph import build_graph
+from vault_rag.graph.usage import zero_usage
+
+THREADS_FILE = "threads.sqlite3"
+
+EventKind = Literal["progress", "delta", "citations", "final", "error"]
+
+
+@dataclass(frozen=True)
+class AskEvent:
+    event: EventKind
+    data: dict[str, Any]
+
+
+@dataclass
+class AskResult:
+    """What one answer reports (the JSON of `vault-rag ask --json`)."""
+
+    answer: str
+    citations: list[dict[str, Any]]
+    aspects: list[dict[str, Any]]
+    intent: str | None
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    repair_retries: int
+    answer_id: str
+    thread_id: str | None
+    mode: str
+    notes: list[str] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)  # the steps that ran, in order
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@asynccontextmanager
+async def open_checkpointer(data_dir: Path) -> AsyncIterator[Any]:
+    """Conversation memory: an `AsyncSqliteSaver` on ``<data dir>/threads.sqlite3``."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(str(data_dir / THREADS_FILE)) as saver:
+        yield saver
+
+
+def run_config(
+    resources: Resources, configuration: Configuration, thread_id: str | None
+) -> RunnableConfig:
+    configurable: dict[str, Any] = {"resources": resources, **configuration.as_configurable()}
+    if thread_id is not None:
+        configurable["thread_id"] = thread_id
+    return {"configurable": configurable, "recursion_limit": 50}
+
+
+async def run_question(
+    question: str,
+    resources: Resources,
+    *,
+    configuration: Configuration | None = None,
+    checkpointer: Any = None,
+    thread_id: str | None = None,
+    graph: CompiledStateGraph | None = None,
+) -> AsyncIterator[AskEvent]:
+    """Answer `question`, yielding events as the graph runs (see the module doc).
+
+    With a `checkpointer` the turn joins thread `thread_id` (a new random id when None); without
+    one every question stands alone. Build `resources` once and reuse them across questions;
+    a long-lived caller may also pass the compiled `graph` (`build_graph(checkpointer)`).
+    """
+    configuration = configuration or resources.defaults
+    if checkpointer is not None and thread_id is None:
+        thread_id = uuid.uuid4().hex
+    graph = graph or build_graph(checkpointer)
+    config = run_config(resources, configuration, thread_id if checkpointer is not None else None)
+    final: dict[str, Any] = {}
+    nodes: list[str] = []
+    try:
+        async for mode, chunk in graph.astream(
+            {"question": question}, config, stream_mode=["custom", "values"]
+        ):
+            if mode == "values":
+                final = chunk
+                continue
+            kind = chunk.get("type")
+            if kind == "delta":
+                yield AskEvent("delta", {"text": chunk["text"]})
+            elif kind == "delta_reset":
+                yield AskEvent("progress", {"node": "answer", "reset": True})
+            elif kind == "progress":
+                data = {k: v for k, v in chunk.items() if k != "type"}
+                if data["node"] not in nodes:
+                    nodes.append(data["node"])
+                yield AskEvent("progress", data)
+    except Exception as exc:  # a bug or an index problem: report it, keep the thread usable
+        yield AskEvent(
+            "error", {"message": str(exc) or type(exc).__name__, "kind": type(exc).__name__}
+        )
+        return
+    usage = final.get("usage") or zero_usage()
+    notes = list(final.get("notes", []))
+    if usage.get("estimated_calls"):
+        notes.append(
+            f"Token counts of {usage['estimated_calls']} streamed call(s) are estimates: the "
+            "model server reports no usage while streaming."
+        )
+    result = AskResult(
+        answer=final.get("answer", ""),
+        citations=list(final.get("citations", [])),
+        aspects=[dict(a) for a in final.get("aspects", [])],
+        intent=final.get("intent"),
+        llm_calls=usage["llm_calls"],
+        prompt_tokens=usage["prompt_tokens"],
+        completion_tokens=usage["completion_tokens"],
+        repair_retries=usage["repair_retries"],
+        answer_id=final.get("answer_id", ""),
+        thread_id=thread_id if checkpointer is not None else None,
+        mode=configuration.web_mode,
+        notes=notes,
+        nodes=nodes,
+    )
+    if result.answer_id and result.answer:
+        # Kept so the answer can be rated (👍/👎) and promoted to a note later.
+        await asyncio.to_thread(
+            record_answer,
+            resources.index.data_dir,
+            answer_id=result.answer_id,
+            question=question,
+            answer=result.answer,
+            citations=result.citations,
+            model=resources.llm.label if resources.llm is not None else "extractive",
+            thread_id=result.thread_id,
+        )
+    yield AskEvent("citations", {"citations": result.citations})
+    yield AskEvent("final", result.to_dict())
+
+
+async def ask(question: str, resources: Resources, **options: Any) -> AskResult:
+    """`run_question` without streaming: the final result, or `RuntimeError` on an error event."""
+    async for event in run_question(question, resources, **options):
+        if event.event == "error":
+            raise RuntimeError(event.data["message"])
+        if event.event == "final":
+            return AskResult(**event.data)
+    raise RuntimeError("the answer graph ended without a result")

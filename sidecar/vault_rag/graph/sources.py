@@ -1,0 +1,152 @@
+"""Evidence documents and citations: how a chunk or a web page becomes a `Doc`, how the model
+sees it, how the answer cites it (``[[note#heading]]`` or the URL) and which documents an
+answer actually cited."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from vault_rag.graph.state import Doc
+from vault_rag.graph.web import WebPage
+from vault_rag.retrieval.hybrid import SearchResult
+
+_WIKILINK_RE = re.compile(r"\[\[([^\[\]|]+?)(?:\|[^\[\]]*)?\]\]")
+
+
+def note_link_target(note_path: str) -> str:
+    return note_path[:-3] if note_path.lower().endswith(".md") else note_path
+
+
+def vault_cite(note_path: str, anchor: str) -> str:
+    target = note_link_target(note_path)
+    return f"[[{target}#{anchor}]]" if anchor else f"[[{target}]]"
+
+
+def doc_from_result(result: SearchResult, aspect: int) -> Doc:
+    return Doc(
+        id=result.chunk_id,
+        kind="vault",
+        aspects=[aspect],
+        text=result.text,
+        score=result.score,
+        dense_score=result.dense_score,
+        grade=None,
+        cite=vault_cite(result.note_path, result.anchor),
+        note_path=result.note_path,
+        heading=result.heading_path,
+        anchor=result.anchor,
+        chunk_id=result.chunk_id,
+        origin=result.origin,
+        line_start=result.line_start,
+        line_end=result.line_end,
+        embedded_in=list(result.embedded_in),
+        also=[],
+    )
+
+
+def doc_from_page(page: WebPage, aspect: int) -> Doc:
+    return Doc(
+        id=page.id,
+        kind="web",
+        aspects=[aspect],
+        text=page.text,
+        score=page.score,
+        dense_score=None,
+        grade=None,
+        cite=page.url,
+        url=page.url,
+        title=page.title,
+        also=[],
+    )
+
+
+def citation_of(doc: Doc) -> dict[str, Any]:
+    """The citation record the CLI's JSON and the HTTP API report for one document."""
+    if doc.get("kind") == "web":
+        return {
+            "kind": "web",
+            "url": doc["url"],
+            "title": doc.get("title", ""),
+            "cite": doc["cite"],
+            "doc_id": doc["id"],
+        }
+    return {
+        "kind": "vault",
+        "note_path": doc["note_path"],
+        "heading": doc.get("heading", ""),
+        "anchor": doc.get("anchor", ""),
+        "chunk_id": doc["chunk_id"],
+        "origin": doc.get("origin", doc["note_path"]),
+        "line_start": doc.get("line_start"),
+        "line_end": doc.get("line_end"),
+        "embedded_in": list(doc.get("embedded_in", [])),
+        "cite": doc["cite"],
+    }
+
+
+def format_evidence(docs: list[Doc], limit: int | None = None) -> str:
+    """The documents as the model sees them: a number, the citation to copy, the text."""
+    blocks = []
+    for number, doc in enumerate(docs, 1):
+        text = doc["text"] if limit is None else _clip(doc["text"], limit)
+        title = f" ({doc['title']})" if doc.get("kind") == "web" and doc.get("title") else ""
+        blocks.append(f"[{number}] cite as: {doc['cite']}{title}\n{text}")
+    return "\n\n".join(blocks)
+
+
+def cited_docs(answer: str, docs: list[Doc]) -> list[Doc]:
+    """The documents an answer cites, in order of first citation. A wikilink matches by full
+    path or by note name (Obsidian's shortest form), with or without the heading."""
+    found: list[tuple[int, int, Doc]] = []
+    for order, doc in enumerate(docs):
+        position = _first_citation(answer, doc)
+        if position is not None:
+            found.append((position, order, doc))
+    return [doc for _, _, doc in sorted(found, key=lambda item: (item[0], item[1]))]
+
+
+def collect_citations(
+    answer: str, docs: list[Doc], quoted: list[Doc] | None = None
+) -> tuple[list[dict[str, Any]], bool]:
+    """Citation records for an answer: the documents it quoted verbatim (`quoted`, known
+    exactly), then those whose citation appears in its text (`docs`, the evidence the model
+    wrote from), each with the near-duplicates merged into it. When nothing is cited at all,
+    every document in `docs` is listed; the flag says whether the answer really cited."""
+    quoted = quoted or []
+    cited = quoted + [d for d in cited_docs(answer, docs) if d not in quoted]
+    chosen = cited or docs
+    records: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for doc in chosen:
+        for record in [citation_of(doc), *doc.get("also", [])]:
+            key = record.get("chunk_id") or record.get("url") or ""
+            if key and key not in seen:
+                seen.add(key)
+                records.append(record)
+    return records, bool(cited)
+
+
+def _first_citation(answer: str, doc: Doc) -> int | None:
+    if doc.get("kind") == "web":
+        position = answer.find(doc["url"])
+        return position if position >= 0 else None
+    full = note_link_target(doc["note_path"]).casefold()
+    name = full.rsplit("/", 1)[-1]
+    anchor = (doc.get("anchor") or "").casefold()
+    for match in _WIKILINK_RE.finditer(answer):
+        target, _, heading = match.group(1).strip().partition("#")
+        target = target.strip().casefold()
+        if target.endswith(".md"):
+            target = target[:-3]
+        if target not in (full, name):
+            continue
+        # `[[note#A#B]]` names a heading path: compare its last part to the anchor.
+        last = heading.split("#")[-1].strip().casefold()
+        if not last or not anchor or last == anchor:
+            return match.start()
+    return None
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -1,0 +1,169 @@
+"""The answer graph's state: what a question carries from node to node.
+
+Everything stored here is plain data (dicts, lists, strings, LangChain messages) so the SQLite
+checkpointer can persist a thread without custom serialisers. Fields that parallel tasks write
+(`documents`, `aspect_answers`, `notes`, `usage`) have explicit reducers; each can be cleared
+by the first node of a turn so nothing leaks from one question into the next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+from vault_rag.graph.usage import Usage, add_usage, zero_usage
+
+CLEAR: Literal["clear"] = "clear"
+
+Intent = Literal["on_topic", "chitchat", "off_topic", "unsafe"]
+
+
+class Aspect(TypedDict):
+    """One part of the question, answered on its own and then synthesised."""
+
+    index: int  # 0-based position in the plan
+    question: str
+    terms: list[str]  # domain terms the colloquial wording maps to
+    vault_queries: list[str]
+    web_queries: list[str]  # declarative statements, as a search engine likes them
+    hyde: str  # hypothetical answer passage ("" when HyDE is off)
+
+
+class Doc(TypedDict, total=False):
+    """A candidate piece of evidence: a vault chunk or a web page extract."""
+
+    id: str  # chunk id, or md5 of the URL for web documents
+    kind: Literal["vault", "web"]
+    aspects: list[int]  # the aspects whose queries found it
+    text: str
+    score: float  # retrieval score (RRF for vault, Tavily's for web); comparable per kind only
+    dense_score: float | None  # cosine similarity to the query, when the dense side found it
+    grade: float | None  # 0–1 from the grader; None when not graded
+    cite: str  # how the answer cites it: [[note#heading]] or the URL
+    # vault
+    note_path: str
+    heading: str  # heading path, "A > B"
+    anchor: str
+    chunk_id: str
+    origin: str
+    line_start: int
+    line_end: int
+    embedded_in: list[str]
+    # web
+    url: str
+    title: str
+    # near-duplicates merged into this one (their own citation fields)
+    also: list[dict[str, Any]]
+
+
+class AspectAnswer(TypedDict):
+    aspect: int
+    question: str
+    text: str
+    doc_ids: list[str]  # the evidence it was given
+    quoted_ids: list[str]  # the documents an extractive answer quoted ([] if the model wrote it)
+
+
+def merge_documents(
+    existing: list[Doc] | None, new: list[Doc] | Literal["clear"] | None
+) -> list[Doc]:
+    """Reducer for retrieval fan-in: same id ⇒ one document (aspects united, best score kept).
+    `CLEAR` empties the list (start of a turn)."""
+    if new == CLEAR:
+        return []
+    merged = [dict(d) for d in existing or []]
+    by_id = {d["id"]: d for d in merged}
+    for doc in new or []:
+        kept = by_id.get(doc["id"])
+        if kept is None:
+            copy = dict(doc)
+            merged.append(copy)  # type: ignore[arg-type]
+            by_id[doc["id"]] = copy
+            continue
+        kept["aspects"] = sorted(set(kept.get("aspects", [])) | set(doc.get("aspects", [])))
+        kept["score"] = max(kept.get("score", 0.0), doc.get("score", 0.0))
+        if (doc.get("dense_score") or 0.0) > (kept.get("dense_score") or 0.0):
+            kept["dense_score"] = doc["dense_score"]
+    return merged  # type: ignore[return-value]
+
+
+def merge_aspect_answers(
+    existing: list[AspectAnswer] | None, new: list[AspectAnswer] | Literal["clear"] | None
+) -> list[AspectAnswer]:
+    """Reducer for the answer fan-in: one answer per aspect, in plan order."""
+    if new == CLEAR:
+        return []
+    by_aspect = {a["aspect"]: a for a in existing or []}
+    for answer in new or []:
+        by_aspect[answer["aspect"]] = answer
+    return [by_aspect[k] for k in sorted(by_aspect)]
+
+
+def first_reason(existing: str | None, new: str | None) -> str:
+    """Reducer for `degraded`: the first failure reason of a turn wins (parallel tasks may
+    both report one); `CLEAR` resets it."""
+    if new == CLEAR:
+        return ""
+    return existing or new or ""
+
+
+def add_notes(existing: list[str] | None, new: list[str] | Literal["clear"] | None) -> list[str]:
+    """Reducer for user-facing notes ("no web key configured", ...): de-duplicated, in order."""
+    if new == CLEAR:
+        return []
+    return list(dict.fromkeys([*(existing or []), *(new or [])]))
+
+
+@dataclass(kw_only=True)
+class InputState:
+    """What a caller sends: a chat turn (`messages`, as agent-chat-ui does) or a `question`."""
+
+    messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
+    question: str = ""
+
+
+@dataclass(kw_only=True)
+class State(InputState):
+    # the turn
+    user_question: str = ""  # taken from `question` or the last human message
+    from_messages: bool = False  # the human message is already in `messages`
+    intent: Intent | None = None
+    reply: str = ""  # the short reply for chitchat / declined questions
+    # conversation memory (persists across turns of a thread)
+    summary: str = ""
+    # understanding
+    standalone_question: str = ""
+    aspects: list[Aspect] = field(default_factory=list)
+    # evidence
+    documents: Annotated[list[Doc], merge_documents] = field(default_factory=list)
+    web_searched: bool = False  # the weak-evidence web search already ran this turn
+    web_aspects: list[int] = field(default_factory=list)  # aspects to search the web for now
+    evidence: list[Doc] = field(default_factory=list)  # graded and de-duplicated
+    # answer
+    aspect_answers: Annotated[list[AspectAnswer], merge_aspect_answers] = field(
+        default_factory=list
+    )
+    answer: str = ""
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    answer_id: str = ""
+    # bookkeeping
+    degraded: Annotated[str, first_reason] = ""  # why the model is not used any more this turn
+    notes: Annotated[list[str], add_notes] = field(default_factory=list)
+    usage: Annotated[Usage, add_usage] = field(default_factory=zero_usage)
+
+
+@dataclass(kw_only=True)
+class OutputState:
+    """What a run returns (and what `vault-rag ask --json` reports)."""
+
+    messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
+    answer: str = ""
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    aspects: list[Aspect] = field(default_factory=list)
+    intent: Intent | None = None
+    answer_id: str = ""
+    notes: Annotated[list[str], add_notes] = field(default_factory=list)
+    usage: Annotated[Usage, add_usage] = field(default_factory=zero_usage)

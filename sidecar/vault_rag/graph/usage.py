@@ -1,0 +1,44 @@
+"""Counting what a question costs: model calls, tokens and structured-output repairs.
+
+Every node that calls the model returns a `Usage` in its state update; the state's reducer
+sums them (parallel `Send` tasks included) and the first node of a turn resets it, so the
+totals are per answer. Repair re-asks are counted apart from `llm_calls`, so the budget of
+4 + 2×A calls per question stays checkable while retries stay visible.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+RESET: Literal["reset"] = "reset"
+
+
+class Usage(TypedDict):
+    llm_calls: int  # first attempts only
+    repair_retries: int  # re-asks after an unparsable reply, and method switches
+    prompt_tokens: int
+    completion_tokens: int
+    estimated_calls: int  # calls whose tokens were estimated: the server reported no usage
+
+
+def zero_usage() -> Usage:
+    return Usage(
+        llm_calls=0, repair_retries=0, prompt_tokens=0, completion_tokens=0, estimated_calls=0
+    )
+
+
+def add_usage(left: Usage | None, right: Usage | Literal["reset"] | None) -> Usage:
+    """State reducer: sum two usages; `RESET` starts a new count."""
+    if right == RESET:
+        return zero_usage()
+    total = zero_usage()
+    for part in (left, right):
+        for key in total:
+            total[key] += int((part or {}).get(key, 0))  # type: ignore[literal-required]
+    return total
+
+
+def usage_of_message(message: Any) -> tuple[int, int]:
+    """(prompt, completion) tokens a chat model reported for one reply; 0 when it did not."""
+    meta = getattr(message, "usage_metadata", None) or {}
+    return int(meta.get("input_tokens") or 0), int(meta.get("output_tokens") or 0)

@@ -1,0 +1,43 @@
+"""The sidecar's access token: random, created on first start, kept in the data dir (mode 0600).
+
+Every API route but `/v1/health` wants `Authorization: Bearer <token>`; the plugin stores the
+token in its settings. `vault-rag serve` shows it once, when it is created, and
+`vault-rag token` shows it again.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+TOKEN_FILE = "server-token"
+
+
+def token_path(data_dir: Path) -> Path:
+    return data_dir / TOKEN_FILE
+
+
+def load_or_create_token(data_dir: Path) -> tuple[str, bool]:
+    """(token, created now). An existing file readable by others is tightened to 0600."""
+    path = token_path(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    try:
+        # O_EXCL: two servers starting at once cannot both create (and show) a token.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return read_token(path), False
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(token + "\n")
+    return token, True
+
+
+def read_token(path: Path) -> str:
+    if os.name == "posix" and stat.S_IMODE(path.stat().st_mode) & 0o077:
+        path.chmod(0o600)
+    token = path.read_text(encoding="ascii").strip()
+    if len(token) < 16:
+        raise ValueError(f"the token file {path} is empty or damaged; delete it to get a new one")
+    return token
