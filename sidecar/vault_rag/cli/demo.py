@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, app, err, out
+from vault_rag.cli.ask_commands import ask
 from vault_rag.cli.index_commands import run_with_progress
 from vault_rag.context import make_indexer, open_index
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
@@ -22,7 +23,7 @@ def demo(
     data_dir: DataDirOption = None,
     question: Annotated[str, typer.Option(help="What to search for.")] = DEMO_QUESTION,
 ) -> None:
-    """Chunk, index and search the bundled sample vault (Chinese and English UE notes)."""
+    """Index, search and ask the bundled sample vault (Chinese and English UE notes)."""
     vault = sample_vault_path()
     out.print(f"[bold]Sample vault:[/] {vault}", highlight=False)
     settings = load_settings(vault=vault, data_dir=data_dir)
@@ -41,3 +42,5 @@ def demo(
     for i, r in enumerate(results, 1):
         table.add_row(str(i), r.note_path, r.heading_path, f"{r.line_start}-{r.line_end}")
     out.print(table)
+    out.print(f"\n[bold]ask:[/] {question}", highlight=False)
+    ask(question=question, vault=vault, data_dir=data_dir)
