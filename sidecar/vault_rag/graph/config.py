@@ -111,6 +111,7 @@ class Resources:
     @classmethod
     def from_settings(cls, settings: Settings, index: VaultIndex | None = None) -> Resources:
         from vault_rag.context import open_index
+        from vault_rag.feedback.prior import open_prior
         from vault_rag.graph.llm import build_chat_provider
         from vault_rag.graph.web import build_web_search
 
@@ -118,11 +119,15 @@ class Resources:
         include = settings.web_include_domains
         if include is None and preset is not None:
             include = list(preset.include_domains)
+        index = index or open_index(settings)
         return cls(
-            index=index or open_index(settings),
+            index=index,
             llm=build_chat_provider(settings),
             web=build_web_search(settings, include_domains=include or []),
             defaults=Configuration.from_settings(settings),
+            # Ratings given to earlier answers re-order what the vault search returns.
+            prior=open_prior(settings.model_copy(update={"data_dir": index.data_dir})),
+            prior_weight=settings.feedback_max_boost,
         )
 
 
