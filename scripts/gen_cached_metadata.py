@@ -41,12 +41,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sidecar"))
 
 from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 # The parser of the Python resolver itself (private, on purpose: the same tokens on both sides).
 from vault_rag.vault.embeds import _MD as _EMBED_MD
-from vault_rag.vault.embeds import _embed_rule
+from vault_rag.vault.embeds import _embed_rule, bracket_link_rule
 from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.reader import iter_note_paths, read_note
 
@@ -83,21 +82,7 @@ _SECTION_TYPES = {
 }
 
 
-def _wikilink_rule(state: StateInline, silent: bool) -> bool:
-    """`[[link]]` (not an embed) as one `wikilink` token, with the embed rule's limits."""
-    src, pos = state.src, state.pos
-    if not src.startswith("[[", pos):
-        return False
-    end = src.find("]]", pos + 2)
-    inner = src[pos + 2 : end] if end >= 0 else ""
-    if not inner.strip() or any(c in inner for c in "[]\n"):
-        return False
-    if not silent:
-        token = state.push("wikilink", "", 0)
-        token.content = inner
-        token.meta = {"pos": pos}
-    state.pos = end + 2
-    return True
+_wikilink_rule = bracket_link_rule("[[", "wikilink")  # `[[link]]` (not an embed)
 
 
 # Only for the `links` list: `_EMBED_MD` plus plain `[[links]]`. Structure and embeds always come

@@ -18,7 +18,7 @@ from vault_rag.vault.embeds import resolve_note
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
 from vault_rag.vault.reader import iter_note_paths
-from vault_rag.vault.types import VaultWarning
+from vault_rag.vault.types import ResolvedNote, VaultWarning
 
 
 def _find_note(vault: Path, index: NoteIndex, note: str) -> str:
@@ -33,6 +33,11 @@ def _find_note(vault: Path, index: NoteIndex, note: str) -> str:
     return found
 
 
+def _resolve(vault: Path, note: str) -> ResolvedNote:
+    index = NoteIndex.from_vault(vault)
+    return resolve_note(vault, _find_note(vault, index, note), index)
+
+
 @app.command()
 def resolve(
     note: Annotated[str, typer.Argument(help="Note path relative to the vault, or its name.")],
@@ -40,9 +45,7 @@ def resolve(
     as_json: JsonOption = False,
 ) -> None:
     """Print a note with every ![[embed]] resolved, as Obsidian shows it."""
-    index = NoteIndex.from_vault(vault)
-    rel = _find_note(vault, index, note)
-    resolved = resolve_note(vault, rel, index)
+    resolved = _resolve(vault, note)
     if as_json:
         payload = {
             "path": resolved.path,
@@ -65,9 +68,7 @@ def chunks(
     as_json: JsonOption = False,
 ) -> None:
     """Show how a note is cut into chunks (after embed resolution)."""
-    index = NoteIndex.from_vault(vault)
-    rel = _find_note(vault, index, note)
-    resolved = resolve_note(vault, rel, index)
+    resolved = _resolve(vault, note)
     result = chunk_note(resolved)
     if as_json:
         payload = {
@@ -76,7 +77,7 @@ def chunks(
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n")
         return
-    table = Table(title=f"{rel}: {len(result)} chunks")
+    table = Table(title=f"{resolved.path}: {len(result)} chunks")
     for column in ("#", "lines", "size", "code", "origin", "hierarchy"):
         table.add_column(column)
     for i, c in enumerate(result, 1):

@@ -43,22 +43,30 @@ _CONTAINER = re.compile(r"^(?:[ \t]*>)*[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?")
 _NO_CODE = ("fence", "code_block", "html_block")
 
 
-def _embed_rule(state: StateInline, silent: bool) -> bool:
-    """markdown-it inline rule: `![[...]]` becomes one `obsidian_embed` token. Running inside the
-    inline parser means code spans and escapes are already handled the CommonMark way."""
-    src, pos = state.src, state.pos
-    if not src.startswith("![[", pos):
-        return False
-    end = src.find("]]", pos + 3)
-    inner = src[pos + 3 : end] if end >= 0 else ""
-    if not inner.strip() or any(c in inner for c in "[]\n"):
-        return False
-    if not silent:
-        token = state.push("obsidian_embed", "", 0)
-        token.content = inner
-        token.meta = {"pos": pos}
-    state.pos = end + 2
-    return True
+def bracket_link_rule(opener: str, token_type: str) -> Callable[[StateInline, bool], bool]:
+    """A markdown-it inline rule turning `<opener>...]]` into one `token_type` token (content =
+    the text inside). Running inside the inline parser means code spans and escapes are already
+    handled the CommonMark way. `![[` gives embeds; the fixture generator also uses `[[`."""
+
+    def rule(state: StateInline, silent: bool) -> bool:
+        src, pos = state.src, state.pos
+        if not src.startswith(opener, pos):
+            return False
+        end = src.find("]]", pos + len(opener))
+        inner = src[pos + len(opener) : end] if end >= 0 else ""
+        if not inner.strip() or any(c in inner for c in "[]\n"):
+            return False
+        if not silent:
+            token = state.push(token_type, "", 0)
+            token.content = inner
+            token.meta = {"pos": pos}
+        state.pos = end + 2
+        return True
+
+    return rule
+
+
+_embed_rule = bracket_link_rule("![[", "obsidian_embed")
 
 
 _MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
