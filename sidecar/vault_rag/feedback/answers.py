@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 FEEDBACK_DB = "feedback.sqlite3"
 
@@ -86,21 +86,27 @@ class AnswerRecord:
         }
 
 
-class AnswerStore:
+class SqliteStore:
+    """One connection to `feedback.sqlite3` with its tables, a lock, and `with` support."""
+
+    schema = SCHEMA
+
     def __init__(self, data_dir: Path) -> None:
         self.db = connect(data_dir)
-        self.db.executescript(SCHEMA)
+        self.db.executescript(self.schema)
         self._lock = threading.Lock()
 
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> AnswerStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+class AnswerStore(SqliteStore):
     @contextmanager
     def _locked(self) -> Iterator[sqlite3.Connection]:
         with self._lock:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -25,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_rag.feedback.answers import AnswerRecord, AnswerStore, connect
+from vault_rag.feedback.answers import AnswerRecord, AnswerStore, SqliteStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS feedback (
@@ -104,20 +103,8 @@ def chunk_votes(answer: AnswerRecord, rating: int, wrong: Iterable[str]) -> dict
     return votes
 
 
-class FeedbackStore:
-    def __init__(self, data_dir: Path) -> None:
-        self.db = connect(data_dir)
-        self.db.executescript(SCHEMA)
-        self._lock = threading.Lock()
-
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self) -> FeedbackStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+class FeedbackStore(SqliteStore):
+    schema = SCHEMA
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
