@@ -1,0 +1,153 @@
+"""The retrieval question sets in tests/data/qa/ are well formed and point at real notes.
+
+Cheap checks only (no model, no index): JSON per line, unique ids, known kinds and languages,
+enough answerable and off-topic questions, every gold path is a note of its vault, every
+`gold_heading` is a heading of the first gold note, embed-only questions really go through an
+embed, and no question copies a long run of its note's text (the Help vault carries no licence).
+The files of the shared vaults skip when ../shared/vaults is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from vault_rag.chunking.blocks import Document, plain_title
+from vault_rag.vault.frontmatter import split_frontmatter
+
+from conftest import shared_vault
+
+QA_DIR = Path(__file__).parent / "data" / "qa"
+# file stem -> shared vault folder name (None: the bundled sample vault)
+SETS: dict[str, str | None] = {
+    "sample": None,
+}
+KINDS = {
+    "lexical",
+    "paraphrase",
+    "colloquial",
+    "cross-lingual",
+    "embed-only",
+    "multi-aspect",
+    "code",
+    "off_topic",
+}
+REQUIRED_KEYS = {"id", "question", "gold", "kind", "lang"}
+OPTIONAL_KEYS = {"gold_heading"}
+MIN_ANSWERABLE = 40
+MIN_PER_KIND = 4  # every kind but off_topic, so per-kind figures mean something
+COPY_RUN = 40  # characters: a verbatim run this long from the note is a copy, not a shared term
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_EMBED = re.compile(r"!\[\[([^\[\]|#^]*)")
+
+
+def _load(stem: str) -> list[dict]:
+    path = QA_DIR / f"{stem}.jsonl"
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        assert line.strip(), f"{path.name}:{number}: blank line"
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            pytest.fail(f"{path.name}:{number}: not JSON: {exc}")
+    return rows
+
+
+def _vault(stem: str, sample_vault: Path) -> Path:
+    name = SETS[stem]
+    return sample_vault if name is None else shared_vault(name)
+
+
+def _headings(text: str) -> set[str]:
+    """Heading titles of a note, raw and as Obsidian shows them, never from code blocks."""
+    _, body, _, _ = split_frontmatter(text)
+    doc = Document(body)
+    titles = set()
+    for block in doc.blocks:
+        if block.kind == "heading":
+            titles.add(doc.heading_title(block))
+            titles.add(doc.tokens[block.tok + 1].content.strip())
+    return titles
+
+
+def test_every_set_exists():
+    assert sorted(p.stem for p in QA_DIR.glob("*.jsonl")) == sorted(SETS)
+
+
+@pytest.mark.parametrize("stem", sorted(SETS))
+def test_rows_are_well_formed(stem: str):
+    rows = _load(stem)
+    ids = [row.get("id") for row in rows]
+    assert len(ids) == len(set(ids)), [i for i, n in Counter(ids).items() if n > 1]
+    for row in rows:
+        where = f"{stem}:{row.get('id')}"
+        assert REQUIRED_KEYS <= set(row) <= REQUIRED_KEYS | OPTIONAL_KEYS, where
+        assert str(row["id"]).startswith(f"{stem}-"), where
+        assert isinstance(row["question"], str) and row["question"].strip(), where
+        assert row["kind"] in KINDS, where
+        assert row["lang"] in ("en", "zh"), where
+        # The language tag is what per-language figures split on: keep it honest.
+        assert bool(_CJK.search(row["question"])) == (row["lang"] == "zh"), where
+        gold = row["gold"]
+        assert isinstance(gold, list) and all(isinstance(g, str) for g in gold), where
+        assert len(gold) == len(set(gold)), where
+        if row["kind"] == "off_topic":
+            assert gold == [] and "gold_heading" not in row, where
+        else:
+            assert gold, where
+        for path in gold:
+            assert path.endswith(".md") and not path.startswith("/"), where
+            assert path == unicodedata.normalize("NFC", path), f"{where}: {path!r} is not NFC"
+        if row["kind"] == "embed-only":
+            assert len(gold) >= 2, f"{where}: embed-only names the opened note and the source"
+    kinds = Counter(row["kind"] for row in rows)
+    assert sum(n for k, n in kinds.items() if k != "off_topic") >= MIN_ANSWERABLE, kinds
+    assert 3 <= kinds["off_topic"] <= 5, kinds
+    for kind in KINDS - {"off_topic"}:
+        assert kinds[kind] >= MIN_PER_KIND, f"{stem}: only {kinds[kind]} {kind} questions"
+
+
+@pytest.mark.parametrize("stem", sorted(SETS))
+def test_gold_points_into_the_vault(stem: str, sample_vault: Path):
+    vault = _vault(stem, sample_vault)
+    rows = _load(stem)
+    texts: dict[str, str] = {}
+    problems = []
+    for row in rows:
+        where = f"{stem}:{row['id']}"
+        missing = [path for path in row["gold"] if not (vault / path).is_file()]
+        problems += [f"{where}: {path} is not a note of {vault.name}" for path in missing]
+        if missing or not row["gold"]:
+            continue
+        for path in row["gold"]:
+            texts.setdefault(path, (vault / path).read_text(encoding="utf-8"))
+        first = texts[row["gold"][0]]
+        heading = row.get("gold_heading")
+        if heading is not None and heading not in _headings(first):
+            problems.append(f"{where}: {heading!r} is not a heading of {row['gold'][0]}")
+        if row["kind"] == "embed-only":
+            targets = {t.strip().rsplit("/", 1)[-1].lower() for t in _EMBED.findall(first)}
+            for source in row["gold"][1:]:
+                if Path(source).stem.lower() not in targets:
+                    problems.append(f"{where}: {row['gold'][0]} does not embed {source}")
+        question = row["question"]
+        for path in row["gold"]:
+            text = texts[path]
+            for start in range(max(0, len(question) - COPY_RUN + 1)):
+                run = question[start : start + COPY_RUN]
+                if run in text:
+                    problems.append(f"{where}: copies {run!r} from {path}")
+                    break
+    assert not problems, "\n".join(problems)
+
+
+def test_plain_title_strips_inline_markup():
+    """The heading check accepts the title as Obsidian shows it (`code` and *emphasis* gone)."""
+    assert "Use stat unit" in _headings("# Use `stat unit`\n\n```\n# not a heading\n```\n")
+    assert "not a heading" not in _headings("```\n# not a heading\n```\n")
+    assert plain_title("*Bold* title") == "Bold title"
