@@ -26,6 +26,7 @@ QA_DIR = Path(__file__).parent / "data" / "qa"
 # file stem -> shared vault folder name (None: the bundled sample vault)
 SETS: dict[str, str | None] = {
     "sample": None,
+    "help-en": "obsidian-help-en",
 }
 KINDS = {
     "lexical",
