@@ -27,6 +27,7 @@ QA_DIR = Path(__file__).parent / "data" / "qa"
 SETS: dict[str, str | None] = {
     "sample": None,
     "help-en": "obsidian-help-en",
+    "help-zh": "obsidian-help-zh",
 }
 KINDS = {
     "lexical",
