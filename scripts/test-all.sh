@@ -4,6 +4,31 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Debian packages the plugin's real-browser test needs: Chromium, and CJK and emoji fonts so its
+# screenshot shows the Chinese notes and the 👍/👎 buttons. Installed with apt-get when
+# /usr/bin/chromium is missing (as root, or through sudo); the browser test cannot run without it.
+install_chromium() {
+  # VAULT_RAG_CHROMIUM points the browser test at another binary: nothing to install then.
+  [ -n "${VAULT_RAG_CHROMIUM:-}" ] && return 0
+  [ -x /usr/bin/chromium ] && return 0
+  [ -f obsidian-plugin/package.json ] || return 0
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo="sudo"
+    else
+      echo "test-all.sh: the plugin's browser test needs Chromium at /usr/bin/chromium, and installing it" >&2
+      echo "needs root. Run as root, or first: sudo apt-get install chromium fonts-noto-cjk fonts-noto-color-emoji" >&2
+      exit 1
+    fi
+  fi
+  echo "== installing chromium and fonts with apt-get (for the plugin's browser test)"
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    chromium fonts-noto-cjk fonts-noto-color-emoji >/dev/null
+}
+install_chromium
+
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
@@ -34,6 +59,7 @@ pytest -q "$@"
 if [ -f obsidian-plugin/package.json ]; then
   echo "== plugin"
   npm --prefix obsidian-plugin ci --no-audit --no-fund
+  npm --prefix obsidian-plugin run check:release
   npm --prefix obsidian-plugin test
   echo "== plugin in a real browser (Chromium) against a real sidecar"
   VAULT_RAG_PYTHON="$PWD/.venv/bin/python" VAULT_RAG_E2E_REQUIRED=1 \

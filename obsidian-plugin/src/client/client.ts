@@ -3,6 +3,7 @@
  * JSON in and out, and the ask stream as typed events. Every failure is one of the error
  * classes in `errors.ts`; an abort rejects with the abort reason, untouched.
  */
+import { anySignal } from "./abort";
 import {
   type AskEvent,
   type AskRequest,
@@ -141,7 +142,8 @@ export class SidecarClient {
   private async json(method: string, route: string, body: unknown, options: RequestOptions): Promise<unknown> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const linked = options.signal ? anySignal([options.signal, timeout]) : null;
+    const signal = linked?.signal ?? timeout;
     const url = this.url;
     try {
       const response = await this.send(method, route, body, { signal }, "application/json");
@@ -157,6 +159,8 @@ export class SidecarClient {
       if (options.signal?.aborted) throw options.signal.reason;
       if (timeout.aborted) throw new SidecarTimeoutError(url, timeoutMs);
       throw error;
+    } finally {
+      linked?.dispose();
     }
   }
 
