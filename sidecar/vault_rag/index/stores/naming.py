@@ -1,0 +1,23 @@
+"""Collection names: one per vault and per embedding model, valid on every backend.
+
+`vr_<vault-slug>_<12 hex of sha256(vault path + model id)>`: lower-case ASCII letters, digits
+and underscores, starting with a letter and ending with a digit or letter, at most 48
+characters. That satisfies Milvus (letters, digits, `_`, first a letter or `_`, ≤ 255) and
+Chroma (3–512 of `[a-zA-Z0-9._-]`, alphanumeric at both ends) alike, so two vaults or two
+models never share a collection on one server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+SLUG_MAX = 30
+
+
+def collection_name(vault_root: Path, model_id: str) -> str:
+    absolute = str(vault_root.expanduser().resolve())
+    slug = re.sub(r"[^a-z0-9]+", "_", Path(absolute).name.lower()).strip("_")[:SLUG_MAX]
+    digest = hashlib.sha256(f"{absolute}\n{model_id}".encode()).hexdigest()[:12]
+    return f"vr_{slug.strip('_') or 'vault'}_{digest}"
