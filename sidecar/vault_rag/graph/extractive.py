@@ -2,12 +2,19 @@
 
 Deterministic and faithful by construction: every quoted line is copied verbatim from a
 document, so a citation always points at text that contains the quote. For each document the
-excerpt is the window of consecutive lines that shares the most terms with the question
-(same tokeniser as the lexical index, so Chinese and UE identifiers count properly).
+excerpt is a run of whole markdown blocks — paragraphs, list items with their children, code
+blocks with both fences, tables — taken from markdown-it's tokens (`chunking.blocks`), never a
+window of lines: a window can start inside a fenced code block or run list items together.
+Blank lines between the blocks are kept, so the quote renders as the note does. The run chosen
+shares the most terms with the question (same tokeniser as the lexical index, so Chinese and
+UE identifiers count properly).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from vault_rag.chunking.blocks import Block, Document
 from vault_rag.graph.state import Doc
 from vault_rag.index.tokenize import tokenize
 
@@ -20,27 +27,86 @@ MAX_PASSAGES = 3
 MAX_EXCERPT_CHARS = 420
 
 
-def best_excerpt(text: str, question_terms: set[str], max_chars: int = MAX_EXCERPT_CHARS) -> str:
-    """The run of consecutive non-empty lines, at most `max_chars` long, with the most
-    question terms (ties: the earliest). Lines are kept whole unless a single line is longer
-    than the limit, in which case it is cut at the limit."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    weights = [len(question_terms & set(tokenize(line))) for line in lines]
-    best: tuple[int, int, int] = (-1, 0, 0)  # (score, start, end)
-    for start in range(len(lines)):
-        size, score = 0, 0
-        for end in range(start, len(lines)):
-            size += len(lines[end]) + 1
-            if size > max_chars and end > start:
+@dataclass(frozen=True)
+class Unit:
+    """One quotable block: lines [start, end) of the text, trailing blank lines excluded."""
+
+    start: int
+    end: int
+    heading: bool  # a heading: never quoted, and a run of quoted blocks never crosses one
+
+
+def quotable_units(document: Document) -> list[Unit]:
+    """Top-level blocks, with lists split into their items (each with its children). A list
+    item alone renders as the same item (a one-item list), so it is the finest unit that
+    still reads as the note does."""
+    units: list[Unit] = []
+    for block in document.blocks:
+        parts: list[Block] = [block]
+        if block.kind == "list":
+            parts = document.children(block) or [block]
+        for part in parts:
+            span = document.char_range(part.start_line, part.end_line)
+            if span is None:
+                continue  # blank lines only
+            start, end = document.line_of(span[0]), document.line_of(span[1]) + 1
+            # Trailing blank lines are left out, unless they belong to a code block (an
+            # unclosed fence runs to the end of the text, blank lines included).
+            for first, last in document.code_lines:
+                if first < end and start < last:
+                    end = max(end, last)
+            units.append(Unit(start, end, part.kind == "heading"))
+    return units
+
+
+def excerpt_lines(
+    text: str, question_terms: set[str], max_chars: int = MAX_EXCERPT_CHARS
+) -> tuple[int, int] | None:
+    """Lines [start, end) of the run of whole blocks, at most `max_chars` long, with the most
+    question terms (ties: the earliest), starting at a block that has some. A single block
+    longer than the limit is still quoted whole: cutting it would open a fence it never closes
+    or break a list item apart. None when the text has only headings and blank lines."""
+    document = Document(text)
+    lines = text.split("\n")
+    units = quotable_units(document)
+    if not units:
+        return None
+    weights = [
+        0 if u.heading else len(question_terms & set(tokenize("\n".join(lines[u.start : u.end]))))
+        for u in units
+    ]
+    best: tuple[int, int, int] | None = None  # (score, first unit, last unit)
+    any_match = any(weights)
+    for first, unit in enumerate(units):
+        if unit.heading or (any_match and not weights[first]):
+            continue  # a quote starts at a block that matches (the first one if none does)
+        score = 0
+        for last in range(first, len(units)):
+            if units[last].heading:
                 break
-            score += weights[end]
-            if score > best[0]:
-                best = (score, start, end + 1)
-    _, start, end = best
-    excerpt = "\n".join(lines[start:end])
-    return excerpt if len(excerpt) <= max_chars else excerpt[:max_chars].rstrip() + " …"
+            size = sum(len(line) + 1 for line in lines[unit.start : units[last].end])
+            if size > max_chars and last > first:
+                break
+            score += weights[last]
+            if best is None or score > best[0]:
+                best = (score, first, last)
+    if best is None:
+        return None
+    _, first, last = best
+    return units[first].start, units[last].end
+
+
+def best_excerpt(text: str, question_terms: set[str], max_chars: int = MAX_EXCERPT_CHARS) -> str:
+    """The excerpt `excerpt_lines` chooses, verbatim (blank lines between blocks included)."""
+    span = excerpt_lines(text, question_terms, max_chars)
+    if span is None:
+        return ""
+    return "\n".join(text.split("\n")[span[0] : span[1]])
+
+
+def blockquote(excerpt: str) -> str:
+    """Markdown blockquote of `excerpt`: blank lines become ">" so the quote stays one."""
+    return "\n".join(f"> {line}" if line else ">" for line in excerpt.split("\n"))
 
 
 def extractive_answer(
@@ -53,10 +119,9 @@ def extractive_answer(
     used: list[str] = []
     for doc in docs[:max_passages]:
         excerpt = best_excerpt(doc["text"], terms)
-        if not excerpt:
+        if not excerpt.strip():
             continue
-        quoted = "\n".join(f"> {line}" for line in excerpt.splitlines())
-        parts.append(f"{quoted}\n\n— {doc['cite']}")
+        parts.append(f"{blockquote(excerpt)}\n\n— {doc['cite']}")
         used.append(doc["id"])
     if not used:
         parts.append(f"Your notes have nothing that answers “{question}”.")
