@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.vault_index import VaultIndex
@@ -31,6 +31,7 @@ from vault_rag.vault.paths import UnsafePathError, resolve_inside
 PriorFn = Callable[[Sequence[str]], Mapping[str, float]]
 MAX_PRIOR_WEIGHT = 0.5  # above this the prior would outweigh retrieval rather than nudge it
 PROMOTED = "promoted"  # frontmatter `origin:` of an answer saved as a note
+Retriever = Literal["dense", "lexical"]
 
 
 @dataclass
@@ -66,6 +67,8 @@ class SearchOptions:
     prior: PriorFn | None = None  # feedback prior (None: off; see the module doc)
     prior_weight: float = 0.1  # b: the prior scales a fused score by a factor in [1-b, 1+b]
     include_promoted: bool = True  # False: leave out notes saved from answers
+    # Which candidate lists are fused; one side alone is for measuring (`vault-rag eval --side`)
+    retrievers: tuple[Retriever, ...] = ("dense", "lexical")
 
 
 def apply_prior(
@@ -96,10 +99,12 @@ def hybrid_search(
     depth = max(opts.candidates, opts.k * 5)
 
     dense: list[tuple[str, float]] = []
-    if index.store.count():
+    if "dense" in opts.retrievers and index.store.count():
         vector = index.provider.embed_query(query)
         dense = index.store.search(vector, depth, sorted(allowed) if allowed is not None else None)
-    lexical = index.lexical.search(query, depth, folder=opts.folder, tag=opts.tag)
+    lexical: list[tuple[str, float]] = []
+    if "lexical" in opts.retrievers:
+        lexical = index.lexical.search(query, depth, folder=opts.folder, tag=opts.tag)
 
     fused: dict[str, float] = defaultdict(float)
     for ranking in (dense, lexical):

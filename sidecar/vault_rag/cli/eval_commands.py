@@ -1,0 +1,202 @@
+"""`vault-rag eval`: score retrieval on question files (ours, by side, and the naive baseline)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
+from vault_rag.context import make_indexer, open_index
+from vault_rag.embeddings.base import EmbeddingError
+from vault_rag.evaluation.metrics import MEASURES
+from vault_rag.evaluation.qa import QAError, load_qa
+from vault_rag.evaluation.retrieval import SIDES, IndexSystem, System, evaluate, search_options
+from vault_rag.index.indexer import IndexSummary
+from vault_rag.index.lock import IndexLockedError
+from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
+from vault_rag.settings import Settings, load_settings
+
+NAIVE_DIR = "naive"  # under the data dir: the naive pipeline's vector cache
+
+
+class Baseline(StrEnum):
+    naive = "naive"
+
+
+class Side(StrEnum):
+    fused = "fused"
+    dense = "dense"
+    lexical = "lexical"
+    all = "all"
+
+
+QAFiles = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Question files (JSON Lines: id, question, gold, gold_heading, kind, lang).",
+        exists=True,
+        dir_okay=False,
+        resolve_path=True,
+    ),
+]
+
+
+@app.command("eval")
+def eval_command(
+    qa: QAFiles,
+    vault: VaultOption,
+    data_dir: DataDirOption = None,
+    k: Annotated[int, typer.Option("-k", min=1, max=50, help="Depth of every metric.")] = 10,
+    side: Annotated[
+        list[Side] | None,
+        typer.Option(
+            "--side", help="Our search's lists to score: fused (default), dense, lexical or all."
+        ),
+    ] = None,
+    baseline: Annotated[
+        Baseline | None,
+        typer.Option("--baseline", help="Also score the naive LangChain pipeline (dense, hybrid)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Recall@1/5/10, MRR@10 and nDCG@10 of the vault search on question files, at note and
+    heading level, overall and per kind, with the misses. The index is brought up to date
+    first; the search is the one `POST /v1/search` runs (feedback prior off)."""
+    try:
+        load_qa(qa)  # bad lines fail before minutes of indexing
+    except QAError as exc:
+        fail(str(exc))
+    sides = _sides(side or [Side.fused])
+    settings = load_settings(vault=vault, data_dir=data_dir)
+    try:
+        vault_index = open_index(settings)
+    except EmbeddingError as exc:
+        fail(str(exc))
+        return
+    pipeline = None
+    try:
+        summary = _update_index(settings, vault_index)
+        items = load_qa(qa, notes=vault_index.manifest.notes())
+        systems: list[System] = [
+            IndexSystem(vault_index, search_options(settings, k * settings.per_note_cap), s)
+            for s in sides
+        ]
+        if baseline is Baseline.naive:
+            from vault_rag.evaluation.naive import NaivePipeline, NaiveSystem
+
+            err.print("naive baseline: splitting and embedding (vectors cached)…")
+            pipeline = NaivePipeline(
+                vault_index.vault_root,
+                vault_index.provider,
+                vault_index.data_dir / NAIVE_DIR,
+                settings.ignore,
+            )
+            depth = k * settings.per_note_cap
+            systems += [NaiveSystem(pipeline, m, depth) for m in ("dense", "lexical", "hybrid")]
+        report = evaluate(items, systems, k)
+    except QAError as exc:
+        fail(str(exc))
+        return
+    except (IndexLockedError, ModelMismatchError, EmbeddingError) as exc:
+        fail(str(exc))
+        return
+    finally:
+        vault_index.close()
+        if pipeline is not None:
+            pipeline.close()
+    report["index"] = {
+        "chunks_embedded": summary.chunks_embedded,
+        "chunks_pending": summary.chunks_pending,
+    }
+    report["options"] = {
+        "per_note_cap": settings.per_note_cap,
+        "rrf_k": settings.rrf_k,
+        "chunk_min": settings.chunk_min,
+        "chunk_max": settings.chunk_max,
+        "model": vault_index.provider.model_id,
+        "feedback_prior": False,
+    }
+    if pipeline is not None:
+        report["naive"] = {
+            "chunks": len(pipeline.chunks),
+            "vectors_computed": pipeline.embeddings.computed,
+            "vectors_reused": pipeline.embeddings.reused,
+        }
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    else:
+        _print(report)
+
+
+def _sides(chosen: list[Side]) -> list[str]:
+    if Side.all in chosen:
+        return list(SIDES)
+    return list(dict.fromkeys(s.value for s in chosen))
+
+
+def _update_index(settings: Settings, vault_index: VaultIndex) -> IndexSummary:
+    """Index what changed (the normal incremental indexer), quietly; a summary on stderr."""
+    vault_index.check_model()
+    summary = make_indexer(settings, vault_index).run()
+    err.print(f"index: {vault_index.data_dir}: {summary.line()}", highlight=False)
+    if summary.chunks_pending:
+        err.print(f"[yellow]warning[/] {summary.chunks_pending} chunks have no vector yet")
+    return summary
+
+
+_HEADERS = {
+    "recall@1": "R@1",
+    "recall@5": "R@5",
+    "recall@10": "R@10",
+    "mrr@10": "MRR@10",
+    "ndcg@10": "nDCG@10",
+}
+
+
+def _print(report: dict[str, Any]) -> None:
+    k = report["k"]
+    out.print(
+        f"{report['questions']} questions: {report['scored']} scored, "
+        f"{report['off_topic']} off-topic (skipped), {report['with_heading']} with gold_heading; "
+        f"metrics at depth {k}",
+        highlight=False,
+    )
+    systems = report["systems"]
+    for level, title in (("note", "note level"), ("heading", "heading level (gold_heading)")):
+        if not any(s[level].get("overall", {}).get("n") for s in systems.values()):
+            continue
+        table = Table(title=title)
+        for column in ("scope", "n", "system", *(_HEADERS[m] for m in MEASURES)):
+            table.add_column(column, justify="left" if column in ("scope", "system") else "right")
+        first = next(iter(systems.values()))[level]
+        scopes = [("overall", first["overall"]), *first["by_kind"].items()]
+        for number, (scope, stats) in enumerate(scopes):
+            for position, (name, data) in enumerate(systems.items()):
+                group = data[level]
+                row = group["overall"] if scope == "overall" else group["by_kind"][scope]
+                values = [f"{row[m]:.3f}" for m in MEASURES]
+                label = scope if position == 0 else ""
+                table.add_row(label, str(stats["n"]) if position == 0 else "", name, *values)
+            if number < len(scopes) - 1:
+                table.add_section()
+        out.print(table)
+    for name, data in systems.items():
+        if name.startswith("naive"):
+            continue  # the naive lists' misses are in --json
+        misses = data["misses"]
+        out.print(f"\n[bold]{name}[/]: {len(misses)} questions without the gold note at rank 1")
+        for miss in misses:
+            rank = miss["gold_rank"] or f">{k}"
+            top = miss["first"]
+            first = f"{top['note_path']}#{top['heading_path']}" if top else "(nothing)"
+            out.print(
+                f"  {miss['id']} [{miss['kind']}] gold rank {rank}: {miss['question']}\n"
+                f"      gold {', '.join(miss['gold'])}\n      first {first}",
+                highlight=False,
+            )

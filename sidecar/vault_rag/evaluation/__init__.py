@@ -1,0 +1,1 @@
+"""Retrieval evaluation (`vault-rag eval`): question files, metrics, the naive baseline."""

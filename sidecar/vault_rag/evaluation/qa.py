@@ -1,0 +1,136 @@
+"""Question sets for `vault-rag eval`: JSON Lines, one question per line.
+
+Each line is an object with `id`, `question`, `gold` (vault-relative note paths; any one of
+them answers the question), optional `gold_heading` (the heading text, or a heading path
+`A > B`, of the answering section), `kind` and `lang`. A question with `gold: []` is off
+topic: the vault does not answer it, so retrieval metrics skip it (it is counted apart).
+
+Every problem in a file is reported at once, with its file and line, before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+KINDS = (
+    "lexical",
+    "paraphrase",
+    "colloquial",
+    "cross-lingual",
+    "embed-only",
+    "multi-aspect",
+    "code",
+    "off_topic",
+)
+OFF_TOPIC = "off_topic"
+
+
+class QAError(ValueError):
+    """A question file cannot be used; the message lists every bad line."""
+
+
+@dataclass(frozen=True)
+class QAItem:
+    id: str
+    question: str
+    gold: tuple[str, ...]  # alternatives: a result from any of these notes answers it
+    gold_heading: str | None = None
+    kind: str = "unspecified"
+    lang: str | None = None
+    source: str = ""  # "file:line", for messages
+
+    @property
+    def off_topic(self) -> bool:
+        return not self.gold
+
+
+def normalize_path(path: str) -> str:
+    """How a gold path is compared with a note path: NFC, forward slashes, no leading `./`."""
+    text = unicodedata.normalize("NFC", path.strip()).replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    return text
+
+
+def load_qa(files: Sequence[Path], notes: Iterable[str] | None = None) -> list[QAItem]:
+    """Read and check question files. `notes` (the vault's note paths), when given, is used to
+    check that every gold note exists, so a typo is an error rather than a silent miss."""
+    known = {normalize_path(n) for n in notes} if notes is not None else None
+    items: list[QAItem] = []
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for file in files:
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{file}: cannot read it ({exc})")
+            continue
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            where = f"{file}:{number}"
+            try:
+                item = _parse(json.loads(line), where, known)
+            except json.JSONDecodeError as exc:
+                problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            except QAError as exc:
+                problems.append(str(exc))
+                continue
+            if item.id in seen:
+                problems.append(f"{where}: id {item.id!r} already used at {seen[item.id]}")
+                continue
+            seen[item.id] = where
+            items.append(item)
+    if problems:
+        shown = problems[:30]
+        more = f"\n… and {len(problems) - 30} more" if len(problems) > 30 else ""
+        raise QAError("bad question file(s):\n" + "\n".join(shown) + more)
+    if not items:
+        raise QAError("no questions in " + ", ".join(str(f) for f in files))
+    return items
+
+
+def _parse(raw: Any, where: str, known: set[str] | None) -> QAItem:
+    if not isinstance(raw, dict):
+        raise QAError(f"{where}: expected a JSON object, got {type(raw).__name__}")
+    qid, question = raw.get("id"), raw.get("question")
+    if not isinstance(qid, str | int) or isinstance(qid, bool) or not str(qid).strip():
+        raise QAError(f"{where}: `id` must be a non-empty string")
+    if not isinstance(question, str) or not question.strip():
+        raise QAError(f"{where}: `question` must be a non-empty string")
+    gold = raw.get("gold")
+    if not isinstance(gold, list) or not all(isinstance(g, str) and g.strip() for g in gold):
+        raise QAError(f"{where}: `gold` must be a list of note paths ([] for off-topic)")
+    paths = tuple(dict.fromkeys(normalize_path(g) for g in gold))
+    for path in paths:
+        if path.startswith("/") or ".." in path.split("/"):
+            raise QAError(f"{where}: gold {path!r} must be a path inside the vault")
+        if known is not None and path not in known:
+            raise QAError(f"{where}: gold note {path!r} is not in the vault")
+    kind = raw.get("kind", "unspecified" if paths else OFF_TOPIC)
+    if not isinstance(kind, str) or (kind not in KINDS and kind != "unspecified"):
+        raise QAError(f"{where}: `kind` must be one of {', '.join(KINDS)}, not {kind!r}")
+    if (kind == OFF_TOPIC) != (not paths):
+        raise QAError(f"{where}: off_topic questions, and only they, have `gold: []`")
+    heading = raw.get("gold_heading")
+    if heading is not None and (not isinstance(heading, str) or not heading.strip()):
+        raise QAError(f"{where}: `gold_heading` must be a non-empty string when given")
+    lang = raw.get("lang")
+    if lang is not None and not isinstance(lang, str):
+        raise QAError(f"{where}: `lang` must be a string")
+    # Other fields (a comment, a source) are allowed and ignored.
+    return QAItem(
+        id=str(qid).strip(),
+        question=question.strip(),
+        gold=paths,
+        gold_heading=heading.strip() if heading else None,
+        kind=kind,
+        lang=lang,
+        source=where,
+    )

@@ -1,0 +1,164 @@
+"""Run a question set through one or more retrieval systems and score them.
+
+A system is anything that turns a question into ranked `Hit`s. "ours" is the index searched
+exactly as `POST /v1/search` searches it (`hybrid_search` with the options built from the
+settings); the naive baseline lives in `naive.py`. Every system sees the same questions, and
+each is asked for `k × per_note_cap` passages so that k distinct notes can fill the note-level
+list whatever a system's per-note cap.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from vault_rag.evaluation.metrics import Hit, first_rank, heading_run, mean, note_run, score
+from vault_rag.evaluation.qa import QAItem
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.retrieval.hybrid import Retriever, SearchOptions, hybrid_search
+from vault_rag.settings import Settings
+
+SIDES: dict[str, tuple[Retriever, ...]] = {
+    "fused": ("dense", "lexical"),
+    "dense": ("dense",),
+    "lexical": ("lexical",),
+}
+
+
+def search_options(settings: Settings, k: int) -> SearchOptions:
+    """The options `POST /v1/search` uses for these settings, asking for `k` passages."""
+    return SearchOptions(k=k, per_note_cap=settings.per_note_cap, rrf_k=settings.rrf_k)
+
+
+class System(Protocol):
+    name: str
+
+    def search(self, question: str) -> list[Hit]: ...
+
+
+@dataclass
+class IndexSystem:
+    """The product's search over its own index: `hybrid_search` with `options` (the feedback
+    prior is off, so votes cannot skew a measurement); `side` picks dense, BM25 or both."""
+
+    index: VaultIndex
+    options: SearchOptions
+    side: str = "fused"
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.options = replace(self.options, retrievers=SIDES[self.side], prior=None)
+        self.name = self.name or ("ours" if self.side == "fused" else f"ours-{self.side}")
+
+    def search(self, question: str) -> list[Hit]:
+        return [
+            Hit(r.note_path, r.heading_path, tuple(r.embedded_in), r.chunk_id)
+            for r in hybrid_search(self.index, question, self.options)
+        ]
+
+
+@dataclass
+class Outcome:
+    """One question under one system."""
+
+    item: QAItem
+    note_rank: int | None
+    heading_rank: int | None  # None also when the question has no gold_heading
+    first: Hit | None
+
+
+@dataclass
+class SystemReport:
+    name: str
+    note: dict[str, Any] = field(default_factory=dict)  # {"overall": {...}, "by_kind": {...}}
+    heading: dict[str, Any] = field(default_factory=dict)
+    misses: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def evaluate(
+    items: Sequence[QAItem],
+    systems: Sequence[System],
+    k: int = 10,
+    on_question: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """Score every system on `items`; off-topic questions are skipped and counted."""
+    answerable = [i for i in items if not i.off_topic]
+    reports = []
+    for system in systems:
+        started = time.perf_counter()
+        judged = []
+        for item in answerable:
+            judged.append(_judge(item, system.search(item.question), k))
+            if on_question is not None:
+                on_question()
+        report = _report(system.name, judged)
+        report.seconds = round(time.perf_counter() - started, 2)
+        reports.append(report)
+    return {
+        "k": k,
+        "questions": len(items),
+        "scored": len(answerable),
+        "off_topic": len(items) - len(answerable),
+        "with_heading": sum(1 for i in answerable if i.gold_heading),
+        "systems": {r.name: _as_dict(r) for r in reports},
+    }
+
+
+def _judge(item: QAItem, hits: list[Hit], k: int) -> tuple[Outcome, list[str], list[str] | None]:
+    notes = note_run(hits, item.gold, k)
+    headings = heading_run(hits, item.gold, item.gold_heading, k) if item.gold_heading else None
+    outcome = Outcome(
+        item=item,
+        note_rank=first_rank(notes),
+        heading_rank=first_rank(headings) if headings is not None else None,
+        first=hits[0] if hits else None,
+    )
+    return outcome, notes, headings
+
+
+def _report(name: str, judged: list[tuple[Outcome, list[str], list[str] | None]]) -> SystemReport:
+    note_scores = score({o.item.id: notes for o, notes, _ in judged})
+    heading_scores = score({o.item.id: h for o, _, h in judged if h is not None})
+    report = SystemReport(name)
+    report.note = _grouped([o for o, _, _ in judged], note_scores)
+    report.heading = _grouped([o for o, _, h in judged if h is not None], heading_scores)
+    for outcome, _, _ in judged:
+        if outcome.note_rank == 1:
+            continue
+        first = outcome.first
+        report.misses.append(
+            {
+                "id": outcome.item.id,
+                "kind": outcome.item.kind,
+                "question": outcome.item.question,
+                "gold": list(outcome.item.gold),
+                "gold_rank": outcome.note_rank,  # None: not among the top k notes
+                "first": None
+                if first is None
+                else {"note_path": first.note_path, "heading_path": first.heading_path},
+            }
+        )
+    return report
+
+
+def _grouped(outcomes: list[Outcome], scores: dict[str, dict[str, float]]) -> dict[str, Any]:
+    by_kind: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for outcome in outcomes:
+        by_kind[outcome.item.kind].append(scores[outcome.item.id])
+    return {
+        "overall": {"n": len(outcomes), **mean(scores[o.item.id] for o in outcomes)},
+        "by_kind": {kind: {"n": len(rows), **mean(rows)} for kind, rows in sorted(by_kind.items())},
+    }
+
+
+def _as_dict(report: SystemReport) -> dict[str, Any]:
+    return {
+        "note": report.note,
+        "heading": report.heading,
+        "misses": report.misses,
+        "seconds": report.seconds,
+    }
