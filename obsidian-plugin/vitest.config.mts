@@ -15,6 +15,7 @@ export default defineConfig({
   test: {
     environment: "node",
     include: ["tests/**/*.test.ts"],
+    setupFiles: ["tests/setup.ts"],
     // The real-browser test (Chromium + the Python sidecar) runs with `npm run test:e2e`.
     exclude: ["**/node_modules/**", "tests/e2e/**"],
   },

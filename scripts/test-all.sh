@@ -60,6 +60,7 @@ if [ -f obsidian-plugin/package.json ]; then
   echo "== plugin"
   npm --prefix obsidian-plugin ci --no-audit --no-fund
   npm --prefix obsidian-plugin run check:release
+  npm --prefix obsidian-plugin run lint
   npm --prefix obsidian-plugin test
   echo "== plugin in a real browser (Chromium) against a real sidecar"
   VAULT_RAG_PYTHON="$PWD/.venv/bin/python" VAULT_RAG_E2E_REQUIRED=1 \

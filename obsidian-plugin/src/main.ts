@@ -23,7 +23,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     this.registerView(VIEW_TYPE_ASK, (leaf) => new AskView(leaf, services.viewHost));
     this.addCommand(openAskViewCommand(this.app, VIEW_TYPE_ASK));
     this.addRibbonIcon("message-square", "Ask the vault", () => void openAskView(this.app, VIEW_TYPE_ASK));
-    services.attachStatusBar(this.addStatusBarItem());
+    services.attachStatusBar(this.addStatusBarItem(), (el, callback) => this.registerDomEvent(el, "click", callback));
     // After layout-ready: Obsidian's start-up indexing events are not edits; reconcile covers them.
     this.app.workspace.onLayoutReady(() => {
       for (const ref of syncEvents(this.app, services.sync)) this.registerEvent(ref);

@@ -53,11 +53,12 @@ export class Services {
     this.excludedKey = settings().excludedFolders.join("\n");
   }
 
-  /** The status bar item: text from the poller; a click polls again. */
-  attachStatusBar(el: HTMLElement): void {
+  /** The status bar item: text from the poller; a click polls again (`onClick` registers the
+   * listener with the plugin, so it goes away on unload). */
+  attachStatusBar(el: HTMLElement, onClick: (el: HTMLElement, callback: () => void) => void): void {
     this.statusEl = el;
     el.addClass("vault-rag-status");
-    el.addEventListener("click", () => void this.poller.poll());
+    onClick(el, () => void this.poller.poll());
     this.renderStatus();
   }
 

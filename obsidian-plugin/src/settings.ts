@@ -1,4 +1,4 @@
-import { type App, type Plugin, PluginSettingTab, Setting } from "obsidian";
+import { type App, normalizePath, type Plugin, PluginSettingTab, Setting } from "obsidian";
 
 import type { AnswerMode } from "./client";
 
@@ -52,9 +52,11 @@ export function normalizeSidecarUrl(value: string): string | null {
   return url.href.replace(/\/+$/, "");
 }
 
-/** A vault-relative folder: forward slashes, no leading or trailing slash, NFC. */
+/** A vault-relative folder: Obsidian's `normalizePath` (forward slashes, no leading or trailing
+ * slash), backslashes read as separators, NFC; "" for the vault root. */
 export function normalizeFolder(value: string): string {
-  return value.trim().replace(/\\/g, "/").replace(/^\/+|\/+$/g, "").normalize("NFC");
+  const path = normalizePath(value.trim().replace(/\\/g, "/")).normalize("NFC");
+  return path === "/" ? "" : path;
 }
 
 /** One folder per line (or comma separated), normalised, empty lines and duplicates dropped. */
@@ -128,7 +130,7 @@ export class VaultRagSettingTab extends PluginSettingTab {
       .setDesc("Notes in these folders are never sent to the sidecar. One folder per line.")
       .addTextArea((area) =>
         area
-          .setPlaceholder("Private\nTemplates")
+          .setPlaceholder("Journal/private")
           .setValue(settings.excludedFolders.join("\n"))
           .onChange(async (value) => {
             settings.excludedFolders = parseFolderList(value);
@@ -138,7 +140,7 @@ export class VaultRagSettingTab extends PluginSettingTab {
 
     new Setting(containerEl)
       .setName("Answers folder")
-      .setDesc('Where "Save as note" writes answers; empty for the sidecar\'s default.')
+      .setDesc("Where the pane's save-as-note button writes answers; empty for the sidecar's default.")
       .addText((text) =>
         text
           .setPlaceholder("Answers")

@@ -224,13 +224,15 @@ describe("VaultRagPlugin", () => {
     expect([...state.handlers.keys()].sort()).toEqual(["metadataCache:changed", "vault:delete", "vault:rename"]);
     expect(fake.events).toHaveLength(3);
 
-    await vi.waitFor(() => expect(puts.length).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(puts.length).toBeGreaterThan(0), { timeout: 15_000 }); // a loaded CI box
     // A.md is current on the sidecar; the other notes are posted, resolved; Old.md is deleted.
     const posted = puts.flat();
     expect(posted.map((n) => n.path).sort()).toEqual(vault.notePaths().filter((p) => p !== "A.md").sort());
     for (const note of posted) expect(note).toEqual(await buildExpected(vault, note.path));
     expect(seen).toContain("DELETE /v1/notes Bearer tok");
-    await vi.waitFor(() => expect((fake.statusBarItems[0] as shim.FakeElement).textContent).toBe("RAG: 3 notes"));
+    await vi.waitFor(() => expect((fake.statusBarItems[0] as shim.FakeElement).textContent).toBe("RAG: 3 notes"), {
+      timeout: 15_000,
+    });
     expect(shim.Notice.shown).toEqual([]);
   });
 

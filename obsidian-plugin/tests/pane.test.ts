@@ -90,7 +90,7 @@ function setup(settings: Partial<VaultRagSettings> = {}) {
   const openFile = vi.fn(async () => undefined);
   const app = {
     workspace: { openLinkText: vi.fn(async () => undefined), getLeaf: vi.fn(() => ({ openFile })) },
-    vault: { getAbstractFileByPath: vi.fn((path: string) => ({ path, extension: "md" })) },
+    vault: { getAbstractFileByPath: vi.fn((path: string) => new shim.TFile(path)) },
   };
   const errors: unknown[] = [];
   const view = new AskView(new shim.WorkspaceLeaf(app) as unknown as WorkspaceLeaf, {
@@ -194,7 +194,7 @@ describe("ask pane", () => {
     ctx.q("save-as-note").click();
     await vi.waitFor(() => expect(ctx.openFile).toHaveBeenCalledTimes(1));
     expect(ctx.client.promote).toHaveBeenCalledWith("ans-9", { folder: "UE" });
-    expect(ctx.openFile).toHaveBeenCalledWith({ path: "Vault RAG Answers/UFUNCTION 怎么用.md", extension: "md" });
+    expect(ctx.openFile).toHaveBeenCalledWith(expect.objectContaining({ path: "Vault RAG Answers/UFUNCTION 怎么用.md", extension: "md" }));
     expect(ctx.q("action-status").textContent).toBe("Saved as Vault RAG Answers/UFUNCTION 怎么用.md");
     expect((ctx.q("save-as-note") as HTMLButtonElement).disabled).toBe(true);
   });

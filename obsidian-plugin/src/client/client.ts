@@ -1,8 +1,11 @@
 /**
- * The sidecar client: `fetch` with the bearer token (Obsidian's `requestUrl` cannot stream),
- * JSON in and out, and the ask stream as typed events. Every failure is one of the error
- * classes in `errors.ts`; an abort rejects with the abort reason, untouched.
+ * The sidecar client, with the bearer token: plain JSON calls go through Obsidian's
+ * `requestUrl`, the ask stream through `fetch` (`requestUrl` buffers the whole answer, so it
+ * cannot stream Server-Sent Events). Every failure is one of the error classes in `errors.ts`;
+ * an abort rejects with the abort reason, untouched.
  */
+import { requestUrl, type RequestUrlResponse } from "obsidian";
+
 import { anySignal } from "./abort";
 import {
   type AskEvent,
@@ -47,12 +50,13 @@ const WRITE_TIMEOUT_MS = 600_000;
 
 export class SidecarClient {
   /**
-   * `config` is read on every request, so a changed URL or token applies at once. `fetchImpl`
-   * defaults to the global `fetch` (Obsidian's, a browser's or Node's).
+   * `config` is read on every request, so a changed URL or token applies at once. Without
+   * `fetchImpl`, JSON calls use `requestUrl` and the stream the window's `fetch`; with one
+   * (tests that record requests), every call goes through it.
    */
   constructor(
     private readonly config: () => SidecarConfig,
-    private readonly fetchImpl: FetchLike = (input, init) => globalThis.fetch(input, init),
+    private readonly fetchImpl: FetchLike | null = null,
   ) {}
 
   get url(): string {
@@ -146,9 +150,7 @@ export class SidecarClient {
     const signal = linked?.signal ?? timeout;
     const url = this.url;
     try {
-      const response = await this.send(method, route, body, { signal }, "application/json");
-      if (response.status === 204) return null;
-      const text = await response.text();
+      const text = await this.exchange(method, route, body, signal);
       if (text === "") return null;
       try {
         return JSON.parse(text) as unknown;
@@ -164,6 +166,38 @@ export class SidecarClient {
     }
   }
 
+  /** One JSON request; the answer's text, or a typed error. */
+  private async exchange(method: string, route: string, body: unknown, signal: AbortSignal): Promise<string> {
+    if (this.fetchImpl !== null) {
+      const response = await this.send(method, route, body, { signal }, "application/json");
+      return response.status === 204 ? "" : response.text();
+    }
+    const { url, token } = this.config();
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (token) headers.Authorization = `Bearer ${token}`;
+    let response: RequestUrlResponse;
+    try {
+      // `requestUrl` cannot be cancelled: an abort or a timeout stops waiting for it.
+      response = await untilAborted(
+        requestUrl({
+          url: url + route,
+          method,
+          headers,
+          contentType: body === undefined ? undefined : "application/json",
+          body: body === undefined ? undefined : JSON.stringify(body),
+          throw: false,
+        }),
+        signal,
+      );
+    } catch (error) {
+      if (signal.aborted || isAbortError(error)) throw error;
+      throw new SidecarUnreachableError(url, error); // refused, wrong host
+    }
+    if (response.status === 401) throw new SidecarAuthError(url);
+    if (response.status < 200 || response.status >= 300) throw httpErrorOf(response.status, "", response.text);
+    return response.status === 204 ? "" : response.text;
+  }
+
   private async send(
     method: string,
     route: string,
@@ -177,7 +211,8 @@ export class SidecarClient {
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let response: Response;
     try {
-      response = await this.fetchImpl(url + route, {
+      const fetchImpl = this.fetchImpl ?? ((input: string, init: RequestInit) => window.fetch(input, init));
+      response = await fetchImpl(url + route, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -198,11 +233,14 @@ export class SidecarClient {
 
 /** A `SidecarHttpError` with the sidecar's `{code, message}`, or FastAPI's `detail`. */
 async function httpError(response: Response): Promise<SidecarHttpError> {
-  let body: unknown = null;
-  let detail = response.statusText;
+  const text = await response.text().catch(() => "");
+  return httpErrorOf(response.status, response.statusText, text);
+}
+
+function httpErrorOf(status: number, statusText: string, text: string): SidecarHttpError {
+  let body: unknown = text === "" ? null : text;
+  let detail = statusText;
   try {
-    const text = await response.text();
-    body = text;
     body = JSON.parse(text) as unknown;
   } catch {
     // not JSON: keep the text (or nothing)
@@ -212,11 +250,27 @@ async function httpError(response: Response): Promise<SidecarHttpError> {
     if (typeof body.code === "string") code = body.code;
     const raw = typeof body.message === "string" ? body.message : (body.detail ?? body.error);
     if (typeof raw === "string") detail = raw;
-    else if (Array.isArray(raw)) detail = raw.map((item) => (isRecord(item) ? String(item.msg ?? "") : String(item))).join("; ");
+    else if (Array.isArray(raw)) detail = raw.map((item) => (isRecord(item) ? textOf(item.msg) : textOf(item))).join("; ");
   } else if (typeof body === "string" && body) {
     detail = body.slice(0, 300);
   }
-  return new SidecarHttpError(response.status, detail, body, code);
+  return new SidecarHttpError(status, detail, body, code);
+}
+
+function textOf(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** `promise`, or the signal's abort reason if it aborts first (`promise` then runs on, unheard). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  let onAbort = () => undefined as void;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason as Error);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
 }
 
 function record(value: unknown): Record<string, unknown> {

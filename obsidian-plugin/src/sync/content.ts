@@ -30,7 +30,7 @@ export function noteContent(raw: string, cache: CachedMetadata, resolvedBody: st
 /** Lowercase hex SHA-256 of a string's UTF-8 bytes, or of raw bytes. */
 export async function sha256Hex(data: string | ArrayBuffer | Uint8Array): Promise<string> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  const digest = await globalThis.crypto.subtle.digest("SHA-256", bytes as BufferSource);
+  const digest = await crypto.subtle.digest("SHA-256", bytes as BufferSource);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 

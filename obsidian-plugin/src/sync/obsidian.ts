@@ -2,7 +2,7 @@
  * Sync on a running Obsidian: the `NoteSource` over `app.vault` / `app.metadataCache`, the
  * embedder search over `resolvedLinks`, and the vault events that feed the engine.
  */
-import type { App, CachedMetadata, EventRef, TAbstractFile, TFile } from "obsidian";
+import { type App, type CachedMetadata, type EventRef, type TAbstractFile, TFile } from "obsidian";
 
 import type { ResolveSubpath } from "../resolver";
 import { parseLink } from "../resolver/links";
@@ -65,7 +65,7 @@ function candidates(target: string, graph: EmbedGraph): string[] {
 
 function noteFile(app: App, path: string): TFile | null {
   const file = app.vault.getAbstractFileByPath(path);
-  return file !== null && "extension" in file && isNotePath(file.path) ? (file as TFile) : null;
+  return file instanceof TFile && isNotePath(file.path) ? file : null;
 }
 
 export function obsidianEmbedGraph(app: App): EmbedGraph {

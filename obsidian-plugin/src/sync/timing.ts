@@ -5,11 +5,11 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
-/** The global timers (vitest's fake timers replace these too). */
+/** The window's timers (vitest's fake timers replace these too; tests/setup.ts under Node). */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
-  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
+  setTimeout: (callback, ms) => window.setTimeout(callback, ms),
+  clearTimeout: (handle) => window.clearTimeout(handle as number),
 };
 
 /** Exponential backoff: `base`, 2×, 4×… capped at `max`; `attempt` counts from 1. */

@@ -1,5 +1,5 @@
 /** The ask pane as an Obsidian view in the right sidebar; all behaviour lives in `pane.ts`. */
-import { Component, ItemView, MarkdownRenderer, Notice, type TFile, type WorkspaceLeaf } from "obsidian";
+import { Component, ItemView, MarkdownRenderer, Notice, TFile, type WorkspaceLeaf } from "obsidian";
 
 import type { SidecarClient } from "../client";
 import type { VaultRagSettings } from "../settings";
@@ -69,11 +69,11 @@ export class AskView extends ItemView {
   private async openSavedNote(path: string): Promise<void> {
     for (let waited = 0; waited <= 5_000; waited += 100) {
       const file = this.app.vault.getAbstractFileByPath(path);
-      if (file !== null && "extension" in file) {
-        await this.app.workspace.getLeaf(false).openFile(file as TFile);
+      if (file instanceof TFile) {
+        await this.app.workspace.getLeaf(false).openFile(file);
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => window.setTimeout(resolve, 100));
     }
     new Notice(`Vault RAG: saved the answer as ${path}, but Obsidian does not show it yet.`);
   }

@@ -43,7 +43,7 @@ export interface AskPaneDeps {
 
 /** A new conversation id: 32 hex digits, like the sidecar's own. */
 export function randomThreadId(): string {
-  return globalThis.crypto.randomUUID().replace(/-/g, "");
+  return crypto.randomUUID().replace(/-/g, "");
 }
 
 /** What the user reads when a request fails. */

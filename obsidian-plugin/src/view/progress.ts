@@ -12,7 +12,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 export function describeProgress(event: Progress, context: ProgressContext): string {
   const d = event.data;
-  const count = (key: string): number | null => (typeof d[key] === "number" ? (d[key] as number) : null);
+  const count = (key: string): number | null => (typeof d[key] === "number" ? d[key] : null);
   const ofAspect =
     event.aspect !== null && (context.aspects ?? 0) > 1 ? ` (aspect ${event.aspect + 1} of ${context.aspects})` : "";
   if (event.reset) return "the model stopped mid-answer; using the extracted answer instead…";

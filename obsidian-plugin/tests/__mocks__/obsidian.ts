@@ -218,6 +218,16 @@ export class Component {
   registerEvent(ref: unknown): void {
     this.register(() => (ref as { detach?: () => void }).detach?.());
   }
+
+  registerDomEvent(el: FakeElement | HTMLElement, type: string, callback: () => void): void {
+    el.addEventListener(type, callback);
+    this.register(() => (el as { removeEventListener?: (t: string, c: () => void) => void }).removeEventListener?.(type, callback));
+  }
+
+  registerInterval(id: number): number {
+    this.register(() => window.clearInterval(id));
+    return id;
+  }
 }
 
 /**
@@ -361,4 +371,66 @@ export class PluginSettingTab {
     readonly app: unknown,
     readonly plugin: Plugin,
   ) {}
+}
+
+/** Obsidian's `normalizePath`: forward slashes, no doubled, leading or trailing slash, NFC. */
+export function normalizePath(path: string): string {
+  const cleaned = path
+    .replace(/[\\/]+/g, "/")
+    .replace(/^\/+|\/+$/g, "")
+    .replace(/\u00a0|\u202f/g, " ")
+    .normalize("NFC");
+  return cleaned === "" ? "/" : cleaned;
+}
+
+/** Obsidian's file classes: tests build notes as `TFile`s so `instanceof` narrows as in the app. */
+export class TAbstractFile {
+  name = "";
+  constructor(public path: string) {
+    this.name = path.slice(path.lastIndexOf("/") + 1);
+  }
+}
+
+export class TFile extends TAbstractFile {
+  basename: string;
+  extension: string;
+  stat = { ctime: 0, mtime: 0, size: 0 };
+  constructor(path: string, stat?: { mtime: number; size: number }) {
+    super(path);
+    const dot = this.name.lastIndexOf(".");
+    this.basename = dot > 0 ? this.name.slice(0, dot) : this.name;
+    this.extension = dot > 0 ? this.name.slice(dot + 1) : "";
+    if (stat) this.stat = { ctime: stat.mtime, ...stat };
+  }
+}
+
+export class TFolder extends TAbstractFile {}
+
+interface RequestParam {
+  url: string;
+  method?: string;
+  contentType?: string;
+  body?: string | ArrayBuffer;
+  headers?: Record<string, string>;
+  throw?: boolean;
+}
+
+/** Obsidian's `requestUrl` over `fetch` (the app's goes through Electron, without CORS). */
+export async function requestUrl(request: RequestParam | string) {
+  const r = typeof request === "string" ? { url: request } : request;
+  const headers: Record<string, string> = { ...(r.headers ?? {}) };
+  if (r.contentType) headers["Content-Type"] = r.contentType;
+  const response = await fetch(r.url, { method: r.method ?? "GET", headers, body: r.body });
+  const buffer = await response.arrayBuffer();
+  const text = new TextDecoder().decode(buffer);
+  if (r.throw !== false && response.status >= 400) throw new Error(`Request failed, status ${response.status}`);
+  return {
+    status: response.status,
+    headers: Object.fromEntries([...(response.headers as unknown as Iterable<[string, string]>)]),
+    arrayBuffer: buffer,
+    text,
+    get json(): unknown {
+      return JSON.parse(text) as unknown;
+    },
+  };
 }

@@ -11,6 +11,7 @@ import type { CachedMetadata } from "obsidian";
 
 import type { TFileLike, VaultAccess } from "../../src/resolver";
 import { LinkpathIndex } from "./linkpathDest";
+import { TFile } from "../__mocks__/obsidian";
 
 export const FIXTURES = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -60,7 +61,9 @@ export class FixtureVault implements VaultAccess<FixtureFile> {
     const root = path.join(caseDir, "vault");
     for (const [vaultPath, diskPath] of listFiles(root)) {
       const extension = path.extname(vaultPath).slice(1);
-      this.files.set(vaultPath, { path: vaultPath, extension, diskPath });
+      // A shim `TFile`, so the plugin's `instanceof TFile` checks hold as in Obsidian.
+      const file = Object.assign(new TFile(vaultPath), { path: vaultPath, extension, diskPath });
+      this.files.set(vaultPath, file);
     }
     this.index = new LinkpathIndex(this.files.keys());
     const metadataPath = path.join(caseDir, METADATA_FILE);
