@@ -4,7 +4,7 @@ import { BackgroundTasks, openAskView, openAskViewCommand, resolveActiveNoteComm
 import { obsidianVault } from "./resolver/obsidian";
 import { Services } from "./services";
 import { parseSettings, type SettingsHost, type VaultRagSettings, VaultRagSettingTab } from "./settings";
-import { syncEvents } from "./sync";
+import { parsePersistedSync, syncEvents } from "./sync";
 import { AskView, VIEW_TYPE_ASK } from "./view/askView";
 
 /** Lifecycle only: what `onload` registers, `onunload` (or Obsidian) takes down again. */
@@ -14,8 +14,14 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   services: Services | null = null;
 
   override async onload(): Promise<void> {
-    this.settings = parseSettings(await this.loadData());
-    const services = new Services(this.app, () => this.settings, resolveSubpath);
+    const data: unknown = await this.loadData();
+    this.settings = parseSettings(data);
+    const persisted = parsePersistedSync(isObject(data) ? data.sync : null);
+    const services = new Services(this.app, () => this.settings, {
+      resolveSubpath,
+      persisted,
+      save: () => this.saveAll(),
+    });
     this.services = services;
     this.addSettingTab(new VaultRagSettingTab(this.app, this));
     const deps = { vault: obsidianVault(this.app), resolveSubpath };
@@ -26,7 +32,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     services.attachStatusBar(this.addStatusBarItem(), (el, callback) => this.registerDomEvent(el, "click", callback));
     // After layout-ready: Obsidian's start-up indexing events are not edits; reconcile covers them.
     this.app.workspace.onLayoutReady(() => {
-      for (const ref of syncEvents(this.app, services.sync)) this.registerEvent(ref);
+      for (const ref of syncEvents(this.app, services.sync, services.embeds)) this.registerEvent(ref);
       services.start();
     });
   }
@@ -44,7 +50,17 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   }
 
   async saveSettings(): Promise<void> {
-    await this.saveData(this.settings);
+    await this.saveAll();
     this.services?.settingsChanged();
   }
+
+  /** `data.json`: the settings, and the sync queue under `sync`. */
+  private async saveAll(): Promise<void> {
+    const sync = this.services?.sync.persisted;
+    await this.saveData(sync === undefined ? { ...this.settings } : { ...this.settings, sync });
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
 }

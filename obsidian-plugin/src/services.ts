@@ -9,23 +9,40 @@ import { SidecarClient } from "./client";
 import type { ResolveSubpath } from "./resolver";
 import type { VaultRagSettings } from "./settings";
 import { ConnectionNotices, describeStatus, StatusPoller } from "./status/poller";
-import { isExcluded, obsidianNoteSource, SyncEngine } from "./sync";
+import { isExcluded, ObsidianEmbedIndex, obsidianNoteSource, type PersistedSync, SyncEngine } from "./sync";
 import type { AskViewHost } from "./view/askView";
+
+/** How long settings must be quiet before the excluded folders take effect (one reconcile). */
+export const SETTINGS_DEBOUNCE_MS = 1_500;
+/** How long the sync queue must be quiet before it is written to the plugin's data. */
+export const PERSIST_DEBOUNCE_MS = 2_000;
+
+export interface ServicesHooks {
+  resolveSubpath: ResolveSubpath;
+  /** The sync state of the last session, from the plugin's data. */
+  persisted?: PersistedSync | null;
+  /** Write the plugin's data now (settings + this sync state). */
+  save?: () => Promise<void>;
+}
 
 export class Services {
   readonly client: SidecarClient;
   readonly sync: SyncEngine;
+  readonly embeds: ObsidianEmbedIndex;
   readonly poller: StatusPoller;
   readonly viewHost: AskViewHost;
   private readonly notices: ConnectionNotices;
   private statusEl: HTMLElement | null = null;
   private excludedKey: string;
   private started = false;
+  private settingsTimer: number | null = null;
+  private persistTimer: number | null = null;
+  private persistedKey = "";
 
   constructor(
     app: App,
     private readonly settings: () => VaultRagSettings,
-    resolveSubpath: ResolveSubpath,
+    private readonly hooks: ServicesHooks,
   ) {
     this.client = new SidecarClient(() => ({ url: settings().sidecarUrl, token: settings().token }));
     this.notices = new ConnectionNotices(
@@ -39,11 +56,20 @@ export class Services {
       },
       onRecovered: () => this.sync.kick(),
     });
-    this.sync = new SyncEngine(this.client, obsidianNoteSource(app, resolveSubpath), {
+    this.embeds = new ObsidianEmbedIndex(app);
+    this.sync = new SyncEngine(this.client, obsidianNoteSource(app, hooks.resolveSubpath, this.embeds), {
       isExcluded: (path) => isExcluded(path, settings().excludedFolders),
+      persisted: hooks.persisted ?? null,
       onError: (error) => this.poller.report(error),
       onDropped: (path, error) => console.warn(`Vault RAG: the sidecar refused ${path}:`, error),
-      onState: (state) => this.poller.setSyncPending(state.pending),
+      onTooLarge: (path, bytes) => {
+        new Notice(`Vault RAG: "${basenameOf(path)}" is too large to index (${formatBytes(bytes)}); it was not sent.`, 10_000);
+        this.renderStatus();
+      },
+      onState: (state) => {
+        this.poller.setSyncPending(state.pending);
+        this.schedulePersist();
+      },
     });
     this.viewHost = {
       client: this.client,
@@ -70,10 +96,19 @@ export class Services {
     void this.sync.reconcile();
   }
 
-  /** Settings were saved: poll at once (URL or token may have changed); re-reconcile when the
-   * excluded folders changed, so newly included notes get posted. */
+  /** Settings were saved (maybe on every keystroke): once they have been quiet for a moment,
+   * poll (URL or token may have changed) and re-reconcile when the excluded folders changed, so
+   * newly included notes get posted. */
   settingsChanged(): void {
     if (!this.started) return;
+    if (this.settingsTimer !== null) window.clearTimeout(this.settingsTimer);
+    this.settingsTimer = window.setTimeout(() => {
+      this.settingsTimer = null;
+      this.applySettings();
+    }, SETTINGS_DEBOUNCE_MS);
+  }
+
+  private applySettings(): void {
     void this.poller.poll();
     const key = this.settings().excludedFolders.join("\n");
     if (key !== this.excludedKey) {
@@ -84,16 +119,49 @@ export class Services {
     }
   }
 
+  /** Save the sync queue once it has been quiet for a moment (and only when it changed). */
+  private schedulePersist(): void {
+    if (this.hooks.save === undefined || this.persistTimer !== null) return;
+    this.persistTimer = window.setTimeout(() => {
+      this.persistTimer = null;
+      void this.persistNow();
+    }, PERSIST_DEBOUNCE_MS);
+  }
+
+  async persistNow(): Promise<void> {
+    const key = JSON.stringify(this.sync.persisted);
+    if (key === this.persistedKey || this.hooks.save === undefined) return;
+    this.persistedKey = key;
+    await this.hooks.save();
+  }
+
   stop(): void {
+    for (const timer of [this.settingsTimer, this.persistTimer]) if (timer !== null) window.clearTimeout(timer);
+    this.settingsTimer = this.persistTimer = null;
     this.sync.stop();
     this.poller.stop();
+    void this.persistNow(); // what is still queued is sent after the next start
   }
 
   private renderStatus(): void {
     if (this.statusEl === null) return;
-    const { text, title } = describeStatus(this.poller.current, this.settings().sidecarUrl);
+    const status = describeStatus(this.poller.current, this.settings().sidecarUrl);
+    let { text, title } = status;
+    const tooLarge = this.sync.state.tooLarge;
+    if (tooLarge.length > 0) {
+      text += ` · ${tooLarge.length} too large`;
+      title += `\nNot indexed, too large: ${tooLarge.map(basenameOf).join(", ")}`;
+    }
     this.statusEl.setText(text);
     this.statusEl.setAttribute("aria-label", title);
     this.statusEl.setAttribute("data-tooltip-position", "top");
   }
+}
+
+function basenameOf(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1).replace(/\.md$/i, "");
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : `${Math.ceil(bytes / 1_000)} kB`;
 }

@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 
 import { describe, expect, it } from "vitest";
 
-import { buildNotePayload, findEmbedders, isExcluded, noteContent, sha256Hex } from "../src/sync";
-import type { EmbedGraph } from "../src/sync";
+import { buildNotePayload, isExcluded, noteContent, sha256Hex } from "../src/sync";
+import { EmbedIndex } from "../src/sync";
 import { MemoryVault, paragraphNote, pos } from "./helpers/memoryVault";
 
 function withFrontmatter(text: string, fmEndLine: number, embeds: string[]) {
@@ -70,35 +70,46 @@ describe("isExcluded", () => {
   });
 });
 
-describe("findEmbedders", () => {
-  // A embeds B, B embeds C#Heading, D only links to C, E embeds "New" (not created yet).
-  const embeds: Record<string, string[]> = { "A.md": ["B"], "B.md": ["C#Heading"], "D.md": [], "E.md": ["New|alias"] };
-  const files = new Set(["A.md", "B.md", "C.md", "D.md", "E.md"]);
-  const graph: EmbedGraph = {
-    resolvedLinks: { "A.md": { "B.md": 1 }, "B.md": { "C.md": 1 }, "D.md": { "C.md": 2 }, "E.md": {} },
-    unresolvedLinks: { "E.md": { New: 1 } },
-    embedLinks: (source) => embeds[source] ?? [],
-    resolve: (linkpath) => (files.has(`${linkpath}.md`) ? `${linkpath}.md` : null),
-  };
+describe("EmbedIndex (who embeds whom)", () => {
+  // A embeds B, B embeds C (at a heading), D has no embeds (only links), E embeds "New" (not created yet).
+  function graph() {
+    const index = new EmbedIndex();
+    index.set("A.md", { resolved: ["B.md"], unresolved: [] });
+    index.set("B.md", { resolved: ["C.md"], unresolved: [] });
+    index.set("D.md", { resolved: [], unresolved: [] });
+    index.set("E.md", { resolved: [], unresolved: ["New"] });
+    return index;
+  }
 
   it("follows embeds up the chain, not plain links", () => {
-    expect(findEmbedders("C.md", graph).sort()).toEqual(["A.md", "B.md"]);
-    expect(findEmbedders("A.md", graph)).toEqual([]);
+    expect(graph().embedders("C.md").sort()).toEqual(["A.md", "B.md"]);
+    expect(graph().embedders("A.md")).toEqual([]);
   });
 
-  it("finds notes waiting for a note that was just created", () => {
-    expect(findEmbedders("New.md", graph)).toEqual([]); // not resolvable yet
-    files.add("New.md");
-    expect(findEmbedders("New.md", graph)).toEqual(["E.md"]);
+  it("finds notes waiting for a note that was just created, by name or by path", () => {
+    const index = graph();
+    expect(index.embedders("New.md")).toEqual(["E.md"]);
+    expect(index.embedders("Folder/New.md")).toEqual(["E.md"]);
+    index.set("F.md", { resolved: [], unresolved: ["Folder/Other.md"] });
+    expect(index.embedders("Folder/Other.md")).toEqual(["F.md"]);
+    expect(index.embedders("Elsewhere/Other.md")).toEqual([]);
   });
 
   it("stops on cycles", () => {
-    const cyclic: EmbedGraph = {
-      resolvedLinks: { "A.md": { "B.md": 1 }, "B.md": { "A.md": 1 } },
-      unresolvedLinks: {},
-      embedLinks: (source) => (source === "A.md" ? ["B"] : ["A"]),
-      resolve: (linkpath) => `${linkpath}.md`,
-    };
-    expect(findEmbedders("A.md", cyclic)).toEqual(["B.md"]);
+    const index = new EmbedIndex();
+    index.set("A.md", { resolved: ["B.md"], unresolved: [] });
+    index.set("B.md", { resolved: ["A.md"], unresolved: [] });
+    expect(index.embedders("A.md")).toEqual(["B.md"]);
+  });
+
+  it("keeps the embedders of a deleted note, and follows a rename", () => {
+    const index = graph();
+    index.remove("C.md"); // C deleted: B still embeds it until B is re-resolved
+    expect(index.embedders("C.md").sort()).toEqual(["A.md", "B.md"]);
+    index.rename("B.md", "Moved/B.md");
+    expect(index.embedders("C.md").sort()).toEqual(["A.md", "Moved/B.md"]);
+    index.remove("Moved/B.md");
+    expect(index.embedders("C.md")).toEqual([]);
+    expect(index.size).toBe(2);
   });
 });

@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { NotePayload } from "../src/client";
 import VaultRagPlugin from "../src/main";
 import { resolveNote } from "../src/resolver";
+import { SETTINGS_DEBOUNCE_MS } from "../src/services";
 import { DEFAULT_SETTINGS } from "../src/settings";
 import { sha256Hex } from "../src/sync";
 import * as shim from "./__mocks__/obsidian";
@@ -191,6 +192,7 @@ describe("VaultRagPlugin", () => {
       answerMode: "hybrid",
       excludedFolders: ["Private", "Daily"],
       answersFolder: "UE",
+      sync: { ops: [], upserts: [], known: {} }, // the sync queue, kept across reloads
     });
     expect(plugin.settings.sidecarUrl).toBe("https://rag.example:8443");
   });
@@ -221,8 +223,14 @@ describe("VaultRagPlugin", () => {
     const { plugin, fake } = await loadPlugin(app, { sidecarUrl: url, token: "tok" });
     plugins.push(plugin);
     for (const ready of state.layoutReady) ready();
-    expect([...state.handlers.keys()].sort()).toEqual(["metadataCache:changed", "vault:delete", "vault:rename"]);
-    expect(fake.events).toHaveLength(3);
+    expect([...state.handlers.keys()].sort()).toEqual([
+      "metadataCache:changed",
+      "metadataCache:deleted",
+      "metadataCache:resolve",
+      "vault:delete",
+      "vault:rename",
+    ]);
+    expect(fake.events).toHaveLength(5);
 
     await vi.waitFor(() => expect(puts.length).toBeGreaterThan(0), { timeout: 15_000 }); // a loaded CI box
     // A.md is current on the sidecar; the other notes are posted, resolved; Old.md is deleted.
@@ -234,6 +242,62 @@ describe("VaultRagPlugin", () => {
       timeout: 15_000,
     });
     expect(shim.Notice.shown).toEqual([]);
+  });
+
+  /** A stand-in sidecar: counts requests by "METHOD path"; `put` answers each PUT /v1/notes. */
+  async function standIn(put: (notes: NotePayload[]) => number = () => 200) {
+    const counts = new Map<string, number>();
+    const server = createServer((req, res) => {
+      const key = `${req.method} ${req.url}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+      req.on("end", () => {
+        res.setHeader("Content-Type", "application/json");
+        if (req.url === "/v1/notes/hashes") res.end(JSON.stringify({ algorithm: "sha256", hashes: {} }));
+        else if (req.url === "/v1/status") res.end(JSON.stringify({ notes: 3, chunks: 9, embedded: 9, pending: 0 }));
+        else if (key === "PUT /v1/notes") {
+          const status = put((JSON.parse(body) as { notes: NotePayload[] }).notes);
+          res.statusCode = status;
+          res.end(status === 413 ? JSON.stringify({ code: "body_too_large", message: "too large" }) : "{}");
+        } else res.end("{}");
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts };
+  }
+
+  it("reconciles once after typing in the excluded-folders box, not per keystroke", async () => {
+    const { url, counts } = await standIn();
+    const { app, state } = fakeApp(vault, null);
+    const { plugin, fake } = await loadPlugin(app, { sidecarUrl: url });
+    plugins.push(plugin);
+    for (const ready of state.layoutReady) ready();
+    await vi.waitFor(() => expect(counts.get("PUT /v1/notes")).toBeGreaterThan(0), { timeout: 15_000 });
+    expect(counts.get("GET /v1/notes/hashes")).toBe(1);
+
+    const tab = fake.settingTabs[0] as unknown as shim.PluginSettingTab & { display(): void };
+    tab.display();
+    const excluded = shim.settingsIn(tab.containerEl)[3];
+    for (const typed of ["P", "Pr", "Pri", "Priv", "Priva", "Privat", "Private"]) await excluded?.texts[0]?.type(typed);
+    expect(plugin.settings.excludedFolders).toEqual(["Private"]);
+    await new Promise((resolve) => setTimeout(resolve, SETTINGS_DEBOUNCE_MS + 1_000));
+    expect(counts.get("GET /v1/notes/hashes")).toBe(2); // the start-up reconcile + one
+  });
+
+  it("reports a note too large to index in the status bar and a notice, with its name", async () => {
+    const { url } = await standIn((notes) => (notes.some((n) => n.path === "B.md") ? 413 : 200));
+    const { app, state } = fakeApp(vault, null);
+    const { plugin, fake } = await loadPlugin(app, { sidecarUrl: url });
+    plugins.push(plugin);
+    for (const ready of state.layoutReady) ready();
+    const status = fake.statusBarItems[0] as shim.FakeElement;
+    await vi.waitFor(() => expect(status.textContent).toBe("RAG: 3 notes · 1 too large"), { timeout: 15_000 });
+    expect(status.attributes.get("aria-label")).toContain("Not indexed, too large: B");
+    expect(shim.Notice.shown.filter((m) => m.includes("too large"))).toEqual([
+      expect.stringMatching(/^Vault RAG: "B" is too large to index \(\d+ kB\); it was not sent\.$/),
+    ]);
   });
 
   it("shows one notice when the sidecar cannot be reached", async () => {

@@ -95,7 +95,9 @@ describe("debounce and batches", () => {
     expect(sidecar.calls.map((c) => (c.kind === "put" ? c.notes.length : 0))).toEqual([50, 50, 20]);
 
     sidecar.calls.length = 0;
-    const big = engine({ batchChars: 25 }).sync;
+    // Bytes are those of each note's JSON entry: two of these fit, a third does not.
+    const entry = new TextEncoder().encode(JSON.stringify(await vault.payload("n0.md"))).byteLength;
+    const big = engine({ batchBytes: entry * 2 + 1 }).sync;
     for (let i = 0; i < 5; i++) big.noteChanged(`n${i}.md`);
     await advance(2_500);
     expect(sidecar.calls.map((c) => (c.kind === "put" ? c.notes.length : 0))).toEqual([2, 2, 1]);
@@ -303,5 +305,92 @@ describe("reconcile", () => {
     const { sync } = engine();
     await sync.reconcile();
     expect(sidecar.summary).toEqual(["hashes"]);
+  });
+});
+
+describe("notes too large to send", () => {
+  it("reports a note the sidecar refuses with 413 and indexes the others", async () => {
+    const tooLarge: [string, number][] = [];
+    const put = sidecar.putNotes.bind(sidecar);
+    sidecar.putNotes = async (notes) => {
+      if (notes.some((n) => n.path === "B.md")) {
+        sidecar.calls.push({ kind: "put", at: Date.now(), notes: structuredClone(notes) });
+        throw new SidecarHttpError(413, "the request body is larger than 16777216 bytes", null, "body_too_large");
+      }
+      return put(notes);
+    };
+    const { sync, dropped } = engine({ onTooLarge: (path, bytes) => tooLarge.push([path, bytes]) });
+    for (const path of ["A.md", "B.md", "C.md"]) sync.noteChanged(path);
+    await advance(2_500);
+    expect(sidecar.summary).toEqual(["put A.md,B.md,C.md", "put A.md", "put B.md", "put C.md"]);
+    expect(tooLarge.map(([path]) => path)).toEqual(["B.md"]);
+    expect(tooLarge[0]?.[1]).toBeGreaterThan(0);
+    expect(dropped).toEqual([]);
+    expect(sync.state).toMatchObject({ pending: 0, tooLarge: ["B.md"] });
+    // Posted again once it is small enough: no longer reported.
+    sidecar.putNotes = put;
+    vault.notes.set("B.md", "b2");
+    sync.noteChanged("B.md");
+    await advance(2_500);
+    expect(sync.state.tooLarge).toEqual([]);
+  });
+
+  it("does not send a note over the per-note byte cap, and counts bytes, not characters", async () => {
+    const tooLarge: [string, number][] = [];
+    vault.notes.set("A.md", "啊".repeat(300)); // 300 characters, 900 UTF-8 bytes
+    vault.notes.set("B.md", "b".repeat(300));
+    const { sync } = engine({ maxNoteBytes: 600, onTooLarge: (path, bytes) => tooLarge.push([path, bytes]) });
+    sync.noteChanged("A.md");
+    sync.noteChanged("B.md");
+    await advance(2_500);
+    expect(sidecar.summary).toEqual(["put B.md"]);
+    expect(tooLarge).toHaveLength(1);
+    expect(tooLarge[0]?.[0]).toBe("A.md");
+    expect(tooLarge[0]?.[1]).toBeGreaterThan(900);
+  });
+});
+
+describe("the queue across a reload", () => {
+  it("keeps a pending rename (not a delete and a new post), deletes and notes to post", async () => {
+    sidecar.down = true;
+    const first = engine();
+    first.sync.noteRenamed("C.md", "D.md");
+    first.sync.noteDeleted("Gone.md");
+    first.sync.noteChanged("A.md");
+    await advance(3_000);
+    expect(first.sync.state.pending).toBe(3);
+    // Obsidian quits: the plugin's data keeps the queue (as JSON).
+    const saved = JSON.parse(JSON.stringify(first.sync.persisted)) as SyncEngine["persisted"];
+    first.sync.stop();
+
+    sidecar.down = false;
+    sidecar.calls.length = 0;
+    vault.notes.set("D.md", "c1");
+    const second = engine({ persisted: saved });
+    expect(second.sync.state.pending).toBe(3);
+    await advance(1_000);
+    expect(sidecar.summary).toEqual(["rename C.md->D.md", "delete Gone.md", "put A.md"]);
+    expect(second.sync.state.pending).toBe(0);
+  });
+
+  it("re-posts at start-up the notes embedding a note changed while the app was closed", async () => {
+    vault.notes.set("E.md", "e resolved with c1");
+    vault.embeddersOf.set("C.md", ["E.md"]);
+    sidecar.hashes = new Map(await Promise.all([...vault.notes].map(async ([p, c]) => [p, await sha256Hex(c)] as [string, string])));
+    const first = engine();
+    await first.sync.reconcile();
+    expect(sidecar.summary).toEqual(["hashes"]);
+    const saved = first.sync.persisted;
+    first.sync.stop();
+    // Closed: C changes on disk (new mtime), E's own file does not, but its resolved text does.
+    vault.notes.set("C.md", "c2");
+    vault.mtimes.set("C.md", 1_700_000_900_000);
+    vault.notes.set("E.md", "e resolved with c2");
+    vault.reads.clear();
+    sidecar.calls.length = 0;
+    const second = engine({ persisted: saved });
+    await second.sync.reconcile();
+    expect(sidecar.summary).toEqual(["hashes", "put C.md,E.md"]);
+    expect([...vault.reads.keys()].sort()).toEqual(["C.md", "E.md"]); // only what changed was read
   });
 });

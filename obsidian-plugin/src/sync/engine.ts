@@ -10,20 +10,51 @@
  * - A failed flush keeps everything and retries with exponential backoff (`retryBaseMs`,
  *   doubling up to `retryMaxMs`) for as long as the sidecar is down; `kick()` retries at once.
  *   Only what no retry can fix (a 4xx for one note) is dropped, and reported.
- * - `reconcile()`: ask the sidecar for its hashes, post the notes whose content differs, delete
- *   what the vault no longer has.
+ * - `reconcile()`: ask the sidecar for its hashes, post the notes whose content differs (and
+ *   the notes embedding them), delete what the vault no longer has. A note whose mtime and size
+ *   are those of the last time it was known in sync, with the same hash on the sidecar, is not
+ *   read at all; the loop yields to the UI between slices of notes.
+ * - Sizes are UTF-8 bytes of each note's JSON entry: at most `batchBytes` per request; a note
+ *   over `maxNoteBytes`, or refused with 413, is reported (`onTooLarge`), not retried.
+ * - `persisted` / `options.persisted`: the queue (deletes, renames, notes to post) and the
+ *   in-sync map survive a reload through the plugin's data.
  *
  * Everything outside (the sidecar, the vault, time) is injected: tests use fakes and fake timers.
  */
-import type { NotePayload } from "../client";
+import { type NotePayload, SidecarHttpError } from "../client";
 import { normalizeNotePath } from "../resolver/links";
 import { sha256Hex } from "./content";
+import { macrotask, Slicer, type SliceStats } from "./slicer";
 import { backoffDelay, type Clock, systemClock } from "./timing";
-import { isPermanent, type NoteSource, type SyncClient, type SyncOptions, type SyncState } from "./types";
+import {
+  isPermanent,
+  type NoteSource,
+  type PersistedSync,
+  type StructuralOp,
+  type SyncClient,
+  type SyncOptions,
+  type SyncState,
+} from "./types";
 
-export type { NoteSource, SyncClient, SyncOptions, SyncState };
+export type { NoteSource, PersistedSync, SyncClient, SyncOptions, SyncState };
 
-type StructuralOp = { kind: "delete"; path: string } | { kind: "rename"; from: string; to: string };
+interface Known {
+  mtime: number;
+  size: number;
+  /** The first 16 hex digits of the sidecar's hash (64 bits tell a change; the map stays small). */
+  hash: string;
+}
+
+const HASH_PREFIX = 16;
+
+interface Outgoing {
+  path: string;
+  generation: number;
+  payload: NotePayload;
+  bytes: number;
+}
+
+const encoder = new TextEncoder();
 
 interface Waiting {
   first: number;
@@ -32,7 +63,14 @@ interface Waiting {
 
 export class SyncEngine {
   private readonly clock: Clock;
-  private readonly o: Required<Omit<SyncOptions, "onError" | "onDropped" | "onState" | "clock">>;
+  private readonly o: Required<
+    Omit<SyncOptions, "onError" | "onDropped" | "onState" | "onTooLarge" | "clock" | "yieldToUi" | "persisted">
+  >;
+  /** Notes known in sync with the sidecar at this mtime and size (the reconcile's shortcut). */
+  private readonly known = new Map<string, Known>();
+  private readonly tooLarge = new Map<string, number>();
+  /** How the last reconcile sliced its work (tests, diagnostics). */
+  lastReconcile: (SliceStats & { read: number }) | null = null;
   private readonly waiting = new Map<string, Waiting>();
   /** Ready to post: path → generation (bumped on every change, so in-flight posts can tell). */
   private readonly dirty = new Map<string, number>();
@@ -61,10 +99,32 @@ export class SyncEngine {
       maxDelayMs: options.maxDelayMs ?? 20_000,
       batchWindowMs: options.batchWindowMs ?? 500,
       batchNotes: options.batchNotes ?? 50,
-      batchChars: options.batchChars ?? 2_000_000,
+      batchBytes: options.batchBytes ?? 4_000_000,
+      maxNoteBytes: options.maxNoteBytes ?? 8_000_000,
+      reconcileSlice: options.reconcileSlice ?? 100,
       retryBaseMs: options.retryBaseMs ?? 1_000,
       retryMaxMs: options.retryMaxMs ?? 60_000,
     };
+    this.restore(options.persisted ?? null);
+  }
+
+  /** The queue and the in-sync map, for the plugin's data. */
+  get persisted(): PersistedSync {
+    const known: PersistedSync["known"] = {};
+    for (const [path, k] of this.known) known[path] = [k.mtime, k.size, k.hash];
+    return {
+      ops: this.ops.map((op) => ({ ...op })),
+      upserts: [...new Set([...this.waiting.keys(), ...this.dirty.keys()])],
+      known,
+    };
+  }
+
+  private restore(data: PersistedSync | null): void {
+    if (data === null) return;
+    for (const op of data.ops) this.ops.push({ ...op });
+    for (const path of data.upserts) this.dirty.set(path, ++this.generation);
+    for (const [path, [mtime, size, hash]] of Object.entries(data.known)) this.known.set(path, { mtime, size, hash });
+    if (this.hasWork()) this.scheduleFlush(this.o.batchWindowMs);
   }
 
   // -- events ---------------------------------------------------------------------------------
@@ -80,6 +140,8 @@ export class SyncEngine {
   noteDeleted(path: string): void {
     if (this.stopped) return;
     const embedders = this.source.embedders(path);
+    this.known.delete(path);
+    this.tooLarge.delete(path);
     if (!this.o.isExcluded(path)) {
       this.waiting.delete(path);
       this.dirty.delete(path);
@@ -107,6 +169,10 @@ export class SyncEngine {
       this.waiting.set(to, waiting);
     }
     if (this.dirty.delete(from)) this.dirty.set(to, ++this.generation);
+    const known = this.known.get(from);
+    this.known.delete(from);
+    if (known !== undefined) this.known.set(to, known);
+    this.tooLarge.delete(from);
     const last = this.ops[this.ops.length - 1];
     if (last?.kind === "rename" && last.to === from) {
       // Renamed twice before the first was sent: one rename (none when it is back where it was).
@@ -156,6 +222,7 @@ export class SyncEngine {
       syncing: this.flushing !== null,
       lastError: this.lastError,
       retryInMs: this.retryAt === null ? null : Math.max(0, this.retryAt - this.clock.now()),
+      tooLarge: [...this.tooLarge.keys()],
     };
   }
 
@@ -303,16 +370,16 @@ export class SyncEngine {
     }
   }
 
-  /** The ready notes, resolved now, in batches by count and size. */
+  /** The ready notes, resolved now, in batches by count and bytes. */
   private async sendUpserts(signal: AbortSignal): Promise<void> {
     const snapshot = [...this.dirty.entries()];
-    let batch: { path: string; generation: number; payload: NotePayload }[] = [];
-    let chars = 0;
+    let batch: Outgoing[] = [];
+    let bytes = 0;
     const send = async () => {
       if (batch.length === 0) return;
       await this.putBatch(batch, signal);
       batch = [];
-      chars = 0;
+      bytes = 0;
     };
     for (const [path, generation] of snapshot) {
       if (this.o.isExcluded(path)) {
@@ -326,16 +393,20 @@ export class SyncEngine {
         if (this.dirty.get(path) === generation) this.dirty.delete(path);
         continue;
       }
-      if (batch.length > 0 && (batch.length >= this.o.batchNotes || chars + payload.content.length > this.o.batchChars)) {
-        await send();
+      const size = encoder.encode(JSON.stringify(payload)).byteLength;
+      if (size > this.o.maxNoteBytes) {
+        if (this.dirty.get(path) === generation) this.dirty.delete(path);
+        this.reportTooLarge(path, size);
+        continue;
       }
-      batch.push({ path, generation, payload });
-      chars += payload.content.length;
+      if (batch.length > 0 && (batch.length >= this.o.batchNotes || bytes + size > this.o.batchBytes)) await send();
+      batch.push({ path, generation, payload, bytes: size });
+      bytes += size;
     }
     await send();
   }
 
-  private async putBatch(batch: { path: string; generation: number; payload: NotePayload }[], signal: AbortSignal) {
+  private async putBatch(batch: Outgoing[], signal: AbortSignal): Promise<void> {
     try {
       await this.client.putNotes(
         batch.map((b) => b.payload),
@@ -348,28 +419,100 @@ export class SyncEngine {
         for (const item of batch) await this.putBatch([item], signal);
         return;
       }
-      this.options.onDropped?.(batch[0]?.path ?? "", error);
+      const item = batch[0];
+      if (item !== undefined) {
+        if (error instanceof SidecarHttpError && error.status === 413) this.reportTooLarge(item.path, item.bytes);
+        else this.options.onDropped?.(item.path, error);
+        if (this.dirty.get(item.path) === item.generation) this.dirty.delete(item.path);
+      }
+      this.emit();
+      return;
     }
-    for (const { path, generation } of batch) {
+    for (const { path, generation, payload } of batch) {
       if (this.dirty.get(path) === generation) this.dirty.delete(path);
+      this.tooLarge.delete(path);
+      this.rememberPosted(path, payload);
     }
     this.emit();
   }
 
+  /** The sidecar now holds `payload`: remember its hash for this mtime and size (not awaited:
+   * the flush does not wait for hashing). */
+  private rememberPosted(path: string, payload: NotePayload): void {
+    this.known.delete(path);
+    const stat = this.source.stat(path);
+    if (stat === null || stat.mtime !== payload.mtime) return;
+    void sha256Hex(payload.content).then((hash) => {
+      const now = this.source.stat(path);
+      if (now !== null && now.mtime === stat.mtime && now.size === stat.size && !this.known.has(path)) {
+        this.known.set(path, { ...stat, hash: hash.slice(0, HASH_PREFIX) });
+      }
+    });
+  }
+
+  private reportTooLarge(path: string, bytes: number): void {
+    this.tooLarge.set(path, bytes);
+    this.options.onTooLarge?.(path, bytes);
+  }
+
   private async runReconcile(signal: AbortSignal): Promise<void> {
+    const yieldToUi = this.options.yieldToUi ?? macrotask;
+    await this.source.prepare?.(yieldToUi);
     const remote = await this.client.noteHashes({ signal });
     const local = this.source.listNotes();
     const inVault = new Set(local.map(normalizeNotePath));
+    const slicer = new Slicer({ maxSteps: this.o.reconcileSlice, yieldToUi, now: () => this.clock.now() });
+    const changed: string[] = [];
+    const verified = new Set<string>(); // resolved and hashed now: in sync as they are
+    let read = 0;
     for (const path of local) {
+      await slicer.step();
+      signal.throwIfAborted();
       if (this.o.isExcluded(path) || this.dirty.has(path) || this.waiting.has(path)) continue;
-      const known = remote.get(normalizeNotePath(path));
-      if (known !== undefined && (await this.inSync(path, known, signal))) continue;
+      const remoteHash = remote.get(normalizeNotePath(path));
+      const stat = this.source.stat(path);
+      const known = this.known.get(path);
+      if (
+        remoteHash !== undefined &&
+        stat !== null &&
+        known !== undefined &&
+        remoteHash.startsWith(known.hash) &&
+        known.mtime === stat.mtime &&
+        known.size === stat.size
+      ) {
+        continue; // unchanged here since it was last in sync, and unchanged on the sidecar
+      }
+      this.known.delete(path);
+      if (remoteHash !== undefined) {
+        read += 1;
+        if (await this.inSync(path, remoteHash, signal)) {
+          if (stat !== null) this.known.set(path, { ...stat, hash: remoteHash.slice(0, HASH_PREFIX) });
+          verified.add(path);
+          continue;
+        }
+      }
       this.dirty.set(path, ++this.generation);
+      changed.push(path);
     }
     for (const path of remote.keys()) {
       // Excluded notes are left alone both ways: the sidecar's own ignore rules decide.
-      if (!inVault.has(path) && !this.o.isExcluded(path)) this.ops.push({ kind: "delete", path });
+      if (!inVault.has(path) && !this.o.isExcluded(path)) {
+        this.ops.push({ kind: "delete", path });
+        changed.push(path);
+      }
     }
+    for (const path of this.known.keys()) if (!inVault.has(normalizeNotePath(path))) this.known.delete(path);
+    // Notes embedding a changed (or deleted) note resolve differently now, though their own
+    // file is unchanged.
+    for (const path of changed) {
+      for (const embedder of this.source.embedders(path)) {
+        const skip = verified.has(embedder) || this.waiting.has(embedder) || this.dirty.has(embedder);
+        if (!skip && !this.o.isExcluded(embedder)) {
+          this.dirty.set(embedder, ++this.generation);
+        }
+      }
+    }
+    this.lastReconcile = { ...slicer.stats, read };
     this.reconcilePending = false;
     this.emit();
   }

@@ -1,5 +1,15 @@
 export { buildNotePayload, isExcluded, isNotePath, noteContent, sha256Hex } from "./content";
+export { EmbedIndex, type EmbedEdges } from "./embedIndex";
 export { SyncEngine } from "./engine";
-export { isPermanent, type NoteSource, type SyncClient, type SyncOptions, type SyncState } from "./types";
-export { type EmbedGraph, findEmbedders, obsidianEmbedGraph, obsidianNoteSource, syncEvents } from "./obsidian";
+export { embedEdges, ObsidianEmbedIndex, obsidianNoteSource, syncEvents } from "./obsidian";
+export { parsePersistedSync } from "./persist";
+export { macrotask, Slicer, type YieldToUi } from "./slicer";
 export { backoffDelay, type Clock, systemClock } from "./timing";
+export {
+  isPermanent,
+  type NoteSource,
+  type PersistedSync,
+  type SyncClient,
+  type SyncOptions,
+  type SyncState,
+} from "./types";

@@ -87,6 +87,10 @@ export class FakeVault implements NoteSource {
   readonly embeddersOf = new Map<string, string[]>();
   /** Raw file text where it differs from the posted content (notes with embeds). */
   readonly raw = new Map<string, string>();
+  /** path → mtime (default 1_700_000_000_000); the size is the content's length. */
+  readonly mtimes = new Map<string, number>();
+  /** How many times each note was read (payload built). */
+  readonly reads = new Map<string, number>();
 
   constructor(notes: Record<string, string> = {}) {
     for (const [path, content] of Object.entries(notes)) this.notes.set(path, content);
@@ -96,9 +100,15 @@ export class FakeVault implements NoteSource {
     return [...this.notes.keys()];
   }
 
+  stat(path: string): { mtime: number; size: number } | null {
+    const content = this.notes.get(path);
+    return content === undefined ? null : { mtime: this.mtimes.get(path) ?? 1_700_000_000_000, size: content.length };
+  }
+
   async payload(path: string): Promise<NotePayload | null> {
     const content = this.notes.get(path);
-    return content === undefined ? null : { path, content, embeds: [], mtime: 1_700_000_000_000 };
+    this.reads.set(path, (this.reads.get(path) ?? 0) + 1);
+    return content === undefined ? null : { path, content, embeds: [], mtime: this.mtimes.get(path) ?? 1_700_000_000_000 };
   }
 
   async fileHash(path: string): Promise<string | null> {
