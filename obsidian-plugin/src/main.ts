@@ -5,17 +5,22 @@ import { obsidianVault } from "./resolver/obsidian";
 import { Services } from "./services";
 import { parseSettings, type SettingsHost, type VaultRagSettings, VaultRagSettingTab } from "./settings";
 import { parsePersistedSync, syncEvents } from "./sync";
+import { type TokenStore, tokenStore } from "./token";
 import { AskView, VIEW_TYPE_ASK } from "./view/askView";
 
 /** Lifecycle only: what `onload` registers, `onunload` (or Obsidian) takes down again. */
 export default class VaultRagPlugin extends Plugin implements SettingsHost {
   override settings: VaultRagSettings = parseSettings(null);
   private readonly tasks = new BackgroundTasks();
+  private tokens: TokenStore | null = null;
   services: Services | null = null;
 
   override async onload(): Promise<void> {
     const data: unknown = await this.loadData();
+    this.tokens = tokenStore(this.app);
     this.settings = parseSettings(data);
+    const plainToken = this.settings.token;
+    this.settings.token = this.tokens.load(plainToken);
     const persisted = parsePersistedSync(isObject(data) ? data.sync : null);
     const services = new Services(this.app, () => this.settings, {
       resolveSubpath,
@@ -23,6 +28,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
       save: () => this.saveAll(),
     });
     this.services = services;
+    if (this.tokens.secret && plainToken !== "") await this.saveAll(); // the token leaves data.json
     this.addSettingTab(new VaultRagSettingTab(this.app, this));
     const deps = { vault: obsidianVault(this.app), resolveSubpath };
     this.addCommand(resolveActiveNoteCommand(this.app, deps, this.tasks));
@@ -45,7 +51,9 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
 
   /** `data.json` changed on disk (e.g. by a sync tool): take the new values. */
   override async onExternalSettingsChange(): Promise<void> {
-    this.settings = parseSettings(await this.loadData());
+    const settings = parseSettings(await this.loadData());
+    settings.token = this.tokens?.load(settings.token) ?? settings.token;
+    this.settings = settings;
     this.services?.settingsChanged();
   }
 
@@ -54,10 +62,20 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     this.services?.settingsChanged();
   }
 
-  /** `data.json`: the settings, and the sync queue under `sync`. */
+  /** `data.json`: the settings (the token only without secret storage), the sync queue under `sync`. */
   private async saveAll(): Promise<void> {
+    const settings = { ...this.settings };
+    if (this.tokens?.secret) {
+      this.tokens.save(settings.token);
+      settings.token = "";
+    }
     const sync = this.services?.sync.persisted;
-    await this.saveData(sync === undefined ? { ...this.settings } : { ...this.settings, sync });
+    await this.saveData(sync === undefined ? settings : { ...settings, sync });
+  }
+
+  /** Where the settings tab says the token is kept. */
+  get tokenInSecretStorage(): boolean {
+    return this.tokens?.secret ?? false;
   }
 }
 

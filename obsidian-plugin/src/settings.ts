@@ -68,6 +68,8 @@ export function parseFolderList(text: string): string[] {
 /** What the settings tab needs from the plugin. */
 export interface SettingsHost extends Plugin {
   settings: VaultRagSettings;
+  /** True when the token is kept in Obsidian's secret storage rather than in data.json. */
+  readonly tokenInSecretStorage?: boolean;
   saveSettings(): Promise<void>;
 }
 
@@ -102,7 +104,11 @@ export class VaultRagSettingTab extends PluginSettingTab {
 
     new Setting(containerEl)
       .setName("Token")
-      .setDesc('The sidecar\'s access token ("vault-rag token" prints it; stored in this vault\'s plugin data).')
+      .setDesc(
+        this.host.tokenInSecretStorage
+          ? 'The sidecar\'s access token ("vault-rag token" prints it; kept in the app\'s secret storage).'
+          : 'The sidecar\'s access token ("vault-rag token" prints it; stored in this vault\'s plugin data).',
+      )
       .addText((text) => {
         text.inputEl.type = "password";
         text.setValue(settings.token).onChange(async (value) => {

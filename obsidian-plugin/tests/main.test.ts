@@ -15,6 +15,7 @@ import type { NotePayload } from "../src/client";
 import VaultRagPlugin from "../src/main";
 import { resolveNote } from "../src/resolver";
 import { SETTINGS_DEBOUNCE_MS } from "../src/services";
+import { TOKEN_SECRET_ID } from "../src/token";
 import { DEFAULT_SETTINGS } from "../src/settings";
 import { sha256Hex } from "../src/sync";
 import * as shim from "./__mocks__/obsidian";
@@ -298,6 +299,36 @@ describe("VaultRagPlugin", () => {
     expect(shim.Notice.shown.filter((m) => m.includes("too large"))).toEqual([
       expect.stringMatching(/^Vault RAG: "B" is too large to index \(\d+ kB\); it was not sent\.$/),
     ]);
+  });
+
+  it("keeps the token in the app's secret storage when it has one, moving a plain token there", async () => {
+    const secrets = new Map<string, string>();
+    const { url } = await standIn();
+    const { app } = fakeApp(vault, null);
+    const secretStorage = {
+      getSecret: (id: string) => secrets.get(id) ?? null,
+      setSecret: (id: string, secret: string) => void secrets.set(id, secret),
+    };
+    Object.assign(app, { secretStorage });
+    const { plugin, fake } = await loadPlugin(app, { sidecarUrl: url, token: "plain-tok" });
+    plugins.push(plugin);
+    expect(secrets.get(TOKEN_SECRET_ID)).toBe("plain-tok");
+    expect((fake.data as { token: string }).token).toBe(""); // no longer in data.json
+    expect(plugin.settings.token).toBe("plain-tok");
+
+    // Typed into the tab: secret storage, never data.json.
+    const tab = fake.settingTabs[0] as unknown as shim.PluginSettingTab & { display(): void };
+    tab.display();
+    const token = shim.settingsIn(tab.containerEl)[1];
+    expect(token?.desc).toContain("secret storage");
+    await token?.texts[0]?.type("new-tok");
+    expect(secrets.get(TOKEN_SECRET_ID)).toBe("new-tok");
+    expect(JSON.stringify(fake.data)).not.toContain("new-tok");
+
+    // A restart reads it back from secret storage.
+    const again = await loadPlugin(app, fake.data);
+    plugins.push(again.plugin);
+    expect(again.plugin.settings.token).toBe("new-tok");
   });
 
   it("shows one notice when the sidecar cannot be reached", async () => {
