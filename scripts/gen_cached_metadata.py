@@ -44,6 +44,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 # The parser of the Python resolver itself (private, on purpose: the same tokens on both sides).
+from vault_rag.vault.comments import comment_spans, in_comment
 from vault_rag.vault.embeds import _MD as _EMBED_MD
 from vault_rag.vault.embeds import _embed_rule, bracket_link_rule
 from vault_rag.vault.frontmatter import split_frontmatter
@@ -160,19 +161,37 @@ def _reference(inner: str, raw: str, file: _File, line: int, col: int) -> dict[s
 
 
 def _references(file: _File, first: int, tokens: list[Token], kind: str) -> list[dict[str, Any]]:
-    """`embeds` (kind `obsidian_embed`) or `links` (`wikilink`), in text order."""
+    """`embeds` (kind `obsidian_embed`, with markdown-style `![](Note.md)` embeds) or `links`
+    (`wikilink`), in text order; none inside `%%comments%%`, which Obsidian does not parse."""
     body = file.lines[first:]
+    code = {
+        line
+        for tok in tokens
+        if tok.level == 0 and tok.type in ("fence", "code_block") and tok.map
+        for line in range(*tok.map)
+    }
+    comments = comment_spans(body, code)
     found: list[dict[str, Any]] = []
     for tok in tokens:
         if tok.type != "inline" or not tok.map:
             continue
         for child in tok.children or ():
-            if child.type != kind:
+            if child.type == kind:
+                raw = f"{'!' if kind == 'obsidian_embed' else ''}[[{child.content}]]"
+            elif kind == "obsidian_embed" and child.type == "obsidian_md_embed":
+                raw = child.meta["raw"]
+            else:
                 continue
-            raw = f"{'!' if kind == 'obsidian_embed' else ''}[[{child.content}]]"
             line, col = _locate(body, tok.map[0], tok.content, child.meta["pos"], raw)
-            if line >= 0:
-                found.append(_reference(child.content, raw, file, first + line, col))
+            if line < 0 or in_comment(comments.get(line), col):
+                continue
+            if child.type == "obsidian_md_embed":
+                # Obsidian's `link` is the decoded destination; `displayText` the alt text.
+                ref = _reference(child.content, raw, file, first + line, col)
+                ref["displayText"] = child.meta["alt"]
+            else:
+                ref = _reference(child.content, raw, file, first + line, col)
+            found.append(ref)
     return sorted(found, key=lambda r: r["position"]["start"]["offset"])
 
 

@@ -113,7 +113,7 @@ describe("resolveNote on Obsidian's metadata", () => {
     expect((await resolveNote(vault, vault.file("H.md"))).text).toBe("- a\n- b");
   });
 
-  it("leaves markdown-style embeds and embeds the cache does not place on the text alone", async () => {
+  it("resolves a markdown-style embed of a note, and leaves an embed the cache does not place on the text alone", async () => {
     const text = "![](T.md) and ![[T]]";
     const stale = { ...embedAt(text, "![[T]]"), position: pos(text, 0, 0, 0, 6) };
     const vault = new MemoryVault({
@@ -124,7 +124,23 @@ describe("resolveNote on Obsidian's metadata", () => {
       },
     });
     const resolved = await resolveNote(vault, vault.file("H.md"));
-    expect(resolved).toMatchObject({ text, warnings: [], dependencies: [] });
+    // Markdown-style embeds used to be left alone; Obsidian embeds the note, and so do we now.
+    expect(resolved).toMatchObject({ text: "target and ![[T]]", warnings: [], dependencies: ["T.md"] });
+  });
+
+  it("leaves %%comments%% out, inline and over lines, and resolves no embed inside one", async () => {
+    const text = "a %%hidden ![[T]]%% b\n%%\n![[T]]\n%%\nc ![[T]] 100%% d";
+    const vault = new MemoryVault({
+      "T.md": paragraphNote("t %%x%% end", []),
+      "H.md": {
+        text,
+        cache: {
+          embeds: [embedAt(text, "![[T]]", 0), embedAt(text, "![[T]]", 1), embedAt(text, "![[T]]", 2)],
+        },
+      },
+    });
+    const resolved = await resolveNote(vault, vault.file("H.md"));
+    expect(resolved).toMatchObject({ text: "a  b\nc t  end 100%% d", warnings: [], dependencies: ["T.md"] });
   });
 
   it("keeps an embed inside a heading in a quote verbatim", async () => {

@@ -8,6 +8,7 @@
  */
 import type { CachedMetadata, ListItemCache, Pos } from "obsidian";
 
+import { type CommentSpans, commentSpans, cutComments, inComment } from "./comments";
 import { normalizeNotePath } from "./links";
 import type { BlockMatch, SubpathMatch, TFileLike } from "./types";
 
@@ -17,15 +18,17 @@ const BLOCK_ID = /(?:^|\s)\^([A-Za-z0-9-]+)\s*$/;
 const CONTAINER = /^(?:[ \t]*>)*[ \t]*(?:(?:[-*+]|\p{Nd}{1,9}[.)])[ \t]+)?/u;
 // An ATX heading inside a quote or list item (top-level headings are `heading` sections).
 const HEADING_START = /^#{1,6}(?:[ \t]|$)/;
+// A markdown-style embed `![alt](dest)` (Obsidian lists those of notes in `embeds` too).
+const MARKDOWN_EMBED = /^!\[[^\]\n]*\]\((<[^<>\n]*>|[^\s()<>]+)\)$/;
 // Embeds in these sections stay verbatim: several lines would break a heading or a table row.
 const VERBATIM_SECTIONS = new Set(["heading", "table"]);
 
 export interface EmbedSite {
   line: number; // 0-based file line
-  col: number; // UTF-16 column of `![[`
-  raw: string; // `![[...]]` as written
-  inner: string; // the text between `[[` and `]]`
-  link: string; // `EmbedCache.link`: the link without its alias
+  col: number; // UTF-16 column of `![[` (or of `![` of a markdown-style embed)
+  raw: string; // `![[...]]` or `![alt](dest)` as written
+  inner: string; // the text between `[[` and `]]`, or `dest` as written: the warning target
+  link: string; // `EmbedCache.link`: the link without its alias (decoded for `![](dest)`)
   prefix: string; // container prefix for the embedded text's later lines
 }
 
@@ -44,6 +47,7 @@ export interface NoteDoc<F extends TFileLike = TFileLike> {
   bodyStart: number; // first file line after the frontmatter
   cache: CachedMetadata;
   embeds: Map<number, EmbedSite[]>; // by line, in column order
+  comments: CommentSpans; // `%%comments%%`: not shown, so not resolved
 }
 
 export function buildDoc<F extends TFileLike>(file: F, text: string, cache: CachedMetadata): NoteDoc<F> {
@@ -56,7 +60,14 @@ export function buildDoc<F extends TFileLike>(file: F, text: string, cache: Cach
     bodyStart: bodyStart(cache),
     cache,
     embeds: new Map(),
+    comments: new Map(),
   };
+  // Code blocks (Obsidian's `code` sections) hold no comments.
+  const code = new Set<number>();
+  for (const s of cache.sections ?? []) {
+    if (s.type === "code") for (let l = s.position.start.line; l <= s.position.end.line; l++) code.add(l);
+  }
+  doc.comments = commentSpans(lines, doc.bodyStart, code);
   for (const site of embedSites(doc)) {
     const list = doc.embeds.get(site.line) ?? [];
     list.push(site);
@@ -78,12 +89,14 @@ function embedSites(doc: NoteDoc): EmbedSite[] {
   const sites: EmbedSite[] = [];
   for (const embed of doc.cache.embeds ?? []) {
     const { original, position } = embed;
-    // Markdown-style `![](file)` embeds are Obsidian embeds too, but not part of this resolver.
-    if (!original.startsWith("![[") || !original.endsWith("]]")) continue;
+    const wiki = original.startsWith("![[") && original.endsWith("]]");
+    const markdown = MARKDOWN_EMBED.exec(original);
+    if (!wiki && markdown === null) continue;
     const { line, col } = position.start;
     const source = doc.lines[line];
     // A stale cache (text changed since it was parsed) must not cut the wrong characters.
     if (line < doc.bodyStart || source === undefined || !source.startsWith(original, col)) continue;
+    if (inComment(doc.comments.get(line), col)) continue;
     if (verbatim.some((s) => s.position.start.line <= line && line <= s.position.end.line)) continue;
     const container = CONTAINER.exec(source.slice(0, col))?.[0] ?? "";
     if (container && HEADING_START.test(source.slice(container.length))) continue;
@@ -91,12 +104,17 @@ function embedSites(doc: NoteDoc): EmbedSite[] {
       line,
       col,
       raw: original,
-      inner: original.slice(3, -2),
+      inner: wiki ? original.slice(3, -2) : unbracket(markdown?.[1] ?? ""),
       link: embed.link,
       prefix: container.replace(/[^>\t]/g, " "),
     });
   }
   return sites;
+}
+
+/** The destination of a markdown-style embed `![alt](dest)`, as written. */
+function unbracket(dest: string): string {
+  return dest.startsWith("<") && dest.endsWith(">") ? dest.slice(1, -1) : dest;
 }
 
 /** The whole body: every line after the frontmatter. */
@@ -177,7 +195,7 @@ export function lineEnd(doc: NoteDoc, region: Region, index: number): number {
   return region.cut && region.cut.line === index ? region.cut.col : line.length;
 }
 
-/** Whether line `index` of `region` has text once a `^id` marker is cut off. */
+/** Whether line `index` of `region` has text once a `^id` marker and comments are cut off. */
 export function visible(doc: NoteDoc, region: Region, index: number): boolean {
-  return (doc.lines[index] ?? "").slice(0, lineEnd(doc, region, index)).trim() !== "";
+  return cutComments(doc.lines[index] ?? "", doc.comments.get(index), 0, lineEnd(doc, region, index)).trim() !== "";
 }

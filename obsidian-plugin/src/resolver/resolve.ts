@@ -1,5 +1,6 @@
 /**
- * Inline `![[embeds]]` the way Obsidian renders them, on Obsidian's metadata cache.
+ * Inline `![[embeds]]` (and markdown-style `![](Note.md)` embeds of notes) the way Obsidian
+ * renders them, on Obsidian's metadata cache; `%%comments%%` are left out, as Obsidian shows none.
  *
  * The same algorithm as the Python resolver (sidecar/vault_rag/vault/embeds.py); both pass the
  * conformance cases in shared-schemas/fixtures/embeds/, whose README lists every rule.
@@ -9,6 +10,7 @@
  * Links to non-markdown files stay silently; anything unresolvable (missing note, heading or
  * block, self-embed, cycle, depth) stays as the original text with a warning.
  */
+import { cutComments } from "./comments";
 import { buildDoc, bodyRegion, indent, lineEnd, matchRegion, visible } from "./document";
 import type { EmbedSite, NoteDoc, Region } from "./document";
 import { compareCodePoints, isNoteLink, normalizeNotePath, parseLink } from "./links";
@@ -112,11 +114,13 @@ class Resolver<F extends TFileLike> {
       const line = doc.lines[index] ?? "";
       let pos = indent(line, region.dedent)[0];
       const end = lineEnd(doc, region, index);
+      const cuts = doc.comments.get(index);
+      if (cuts !== undefined && cutComments(line, cuts, pos, end).trim() === "") continue; // comment only
       for (const site of doc.embeds.get(index) ?? []) {
         if (site.col < pos || site.col + site.raw.length > end) continue;
         const inserted = await this.embed(doc, site, chain);
         if (inserted === null) continue;
-        out.push(line.slice(pos, site.col));
+        out.push(cutComments(line, cuts, pos, site.col));
         const prefix = site.prefix.slice(indent(site.prefix, region.dedent)[0]);
         inserted.forEach((piece, k) => {
           out.push(piece);
@@ -128,7 +132,7 @@ class Resolver<F extends TFileLike> {
         });
         pos = site.col + site.raw.length;
       }
-      out.push(line.slice(pos, end) + (index < region.stop - 1 ? "\n" : ""));
+      out.push(cutComments(line, cuts, pos, end) + (index < region.stop - 1 ? "\n" : ""));
     }
     return out.filter((piece) => piece !== "");
   }

@@ -1,4 +1,5 @@
-"""Inline `![[embeds]]` the way Obsidian renders them, keeping line provenance.
+"""Inline `![[embeds]]` (and markdown-style `![](Note.md)` embeds of notes) the way Obsidian
+renders them, keeping line provenance; `%%comments%%` are left out, as Obsidian shows none.
 
 `![[Note]]` is the body without frontmatter, `![[Note#A#B]]` a heading section, `![[Note#^id]]`
 a block without its marker; `|alias` is ignored. Only embeds in paragraph text count: code
@@ -18,11 +19,13 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from vault_rag.vault.comments import CommentSpans, comment_spans, cut_comments, in_comment
 from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.links import NoteIndex, is_note_link, parse_link, strip_heading
 from vault_rag.vault.paths import normalize_rel_path
@@ -68,18 +71,47 @@ def bracket_link_rule(opener: str, token_type: str) -> Callable[[StateInline, bo
 
 _embed_rule = bracket_link_rule("![[", "obsidian_embed")
 
+# `![alt](dest)` without a title; `dest` bare or in `<...>`. A URL scheme (`https:`,
+# `obsidian:`) makes it external.
+_MD_EMBED = re.compile(r"!\[([^\]\n]*)\]\((<[^<>\n]*>|[^\s()<>]+)\)")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def markdown_embed_rule(state: StateInline, silent: bool) -> bool:
+    """`![alt](Other%20note.md)`: an embed of a note when the URL-decoded destination has no
+    scheme and names a note (`.md` or no extension); anything else is left to the image rule.
+    The token's content is the decoded link, `meta` has the raw text and the destination as
+    written (the warning target)."""
+    match = _MD_EMBED.match(state.src, state.pos)
+    if match is None:
+        return False
+    dest = match.group(2)
+    written = dest[1:-1] if dest.startswith("<") else dest
+    link = unquote(written).strip()
+    if not link or _SCHEME.match(written) or not is_note_link(parse_link(link)[0]):
+        return False
+    if not silent:
+        token = state.push("obsidian_md_embed", "", 0)
+        token.content = link
+        token.meta = {"pos": state.pos, "raw": match.group(0), "target": written}
+        token.meta["alt"] = match.group(1)
+    state.pos = match.end()
+    return True
+
 
 _MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 _MD.inline.ruler.before("image", "obsidian_embed", _embed_rule)
+_MD.inline.ruler.before("image", "obsidian_md_embed", markdown_embed_rule)
 
 
 @dataclass(frozen=True)
 class _Embed:
     line: int  # 0-based line in the body
     col: int
-    raw: str  # `![[...]]`
-    inner: str  # the text inside `[[ ]]`
+    raw: str  # `![[...]]` or `![alt](dest)`
+    inner: str  # the text inside `[[ ]]`, or `dest` as written: the warning target
     prefix: str  # container prefix for continuation lines
+    link: str  # what is resolved: `inner`, or the decoded `dest`
 
 
 @dataclass(frozen=True)
@@ -96,6 +128,7 @@ class _Doc:
     lines: list[str]
     start: int  # file line of lines[0]
     embeds: dict[int, list[_Embed]] = field(default_factory=dict)
+    comments: CommentSpans = field(default_factory=dict)
     headings: list[tuple[int, str, int]] = field(default_factory=list)  # (level, text, line)
     blocks: dict[str, _Region] = field(default_factory=dict)
 
@@ -119,7 +152,9 @@ def _indent(line: str, cols: int = 1 << 30) -> tuple[int, int]:
     return i, seen
 
 
-def _locate(lines: list[str], first: int, content: str, pos: int, raw: str) -> _Embed | None:
+def _locate(
+    lines: list[str], first: int, content: str, pos: int, raw: str, inner: str, link: str
+) -> _Embed | None:
     """Map an offset in an inline token's content back to (line, column) in the body."""
     j = content.count("\n", 0, pos)
     line_start = content.rfind("\n", 0, pos) + 1
@@ -140,7 +175,7 @@ def _locate(lines: list[str], first: int, content: str, pos: int, raw: str) -> _
                 return None
     prefix = _CONTAINER.match(src[:col])
     cont = "".join(c if c in ">\t" else " " for c in prefix.group(0)) if prefix else ""
-    return _Embed(idx, col, raw, raw[3:-2], cont)
+    return _Embed(idx, col, raw, inner, cont, link)
 
 
 def _parse(path: str, body: str, start: int) -> _Doc:
@@ -150,15 +185,27 @@ def _parse(path: str, body: str, start: int) -> _Doc:
         tokens = _MD.parse(body)
     except Exception:  # a parser bug on hostile input must not lose the note: plain text
         return doc
+    code = {
+        line
+        for tok in tokens
+        if tok.level == 0 and tok.type in ("fence", "code_block") and tok.map
+        for line in range(*tok.map)
+    }
+    doc.comments = comment_spans(lines, code)
     previous: tuple[int, int] | None = None
     for i, tok in enumerate(tokens):
         if tok.type == "inline" and tokens[i - 1].type == "paragraph_open" and tok.map:
             for child in tok.children or ():
                 if child.type == "obsidian_embed":
                     raw = f"![[{child.content}]]"
-                    emb = _locate(lines, tok.map[0], tok.content, child.meta["pos"], raw)
-                    if emb is not None:
-                        doc.embeds.setdefault(emb.line, []).append(emb)
+                    inner = link = child.content
+                elif child.type == "obsidian_md_embed":
+                    raw, inner, link = child.meta["raw"], child.meta["target"], child.content
+                else:
+                    continue
+                emb = _locate(lines, tok.map[0], tok.content, child.meta["pos"], raw, inner, link)
+                if emb is not None and not in_comment(doc.comments.get(emb.line), emb.col):
+                    doc.embeds.setdefault(emb.line, []).append(emb)
         elif tok.type == "heading_open" and tok.level == 0 and tok.map:
             doc.headings.append((int(tok.tag[1:]), tokens[i + 1].content, tok.map[0]))
         if tok.type == "list_item_open" and tok.map:
@@ -276,13 +323,16 @@ class _Resolver:
             )
             pos = _indent(line, region.dedent)[0]
             end = region.cut[1] if region.cut and region.cut[0] == idx else len(line)
+            cuts = doc.comments.get(idx)
+            if cuts and not cut_comments(line, cuts, pos, end).strip():
+                continue  # a line of comment only: not shown at all
             for emb in doc.embeds.get(idx, ()):
                 if emb.col < pos or emb.col + len(emb.raw) > end:
                     continue
                 inserted = self.embed(doc, emb, chain, here)
                 if inserted is None:
                     continue
-                out.append(own(line[pos : emb.col]))
+                out.append(own(cut_comments(line, cuts, pos, emb.col)))
                 prefix = emb.prefix[_indent(emb.prefix, region.dedent)[0] :]
                 for k, piece in enumerate(inserted):
                     out.append(piece)
@@ -291,13 +341,14 @@ class _Resolver:
                         blank = k + 1 < len(inserted) and inserted[k + 1].text.startswith("\n")
                         out.append(own(prefix.rstrip() if blank else prefix))
                 pos = emb.col + len(emb.raw)
-            out.append(own(line[pos:end] + ("\n" if idx < region.stop - 1 else "")))
+            tail = cut_comments(line, cuts, pos, end)
+            out.append(own(tail + ("\n" if idx < region.stop - 1 else "")))
         return [p for p in out if p.text]
 
     def embed(
         self, doc: _Doc, emb: _Embed, chain: tuple[Any, ...], host: int
     ) -> list[_Piece] | None:
-        linkpath, parts = parse_link(emb.inner)
+        linkpath, parts = parse_link(emb.link)
         target = self.index.resolve(linkpath, doc.path) if linkpath else doc.path
         if target is None:
             if is_note_link(linkpath):
@@ -341,7 +392,7 @@ def _visible(doc: _Doc, region: _Region, idx: int) -> bool:
     """Whether line `idx` of `region` has text once a `^id` marker is cut off."""
     line = doc.lines[idx]
     end = region.cut[1] if region.cut and region.cut[0] == idx else len(line)
-    return bool(line[:end].strip())
+    return bool(cut_comments(line, doc.comments.get(idx), 0, end).strip())
 
 
 def _unreadable(path: str, exc: BaseException) -> VaultWarning:
