@@ -281,6 +281,7 @@ describe("reconcile", () => {
     await sync.reconcile(); // C.md is not on the sidecar: posted
     expect(sidecar.summary).toEqual(["hashes", "delete Gone.md", "put B.md,C.md"]);
     expect(sync.state.pending).toBe(0);
+    expect(vault.reads.get("B.md")).toBe(1); // resolved once: to compare, and that payload is sent
   });
 
   it("retries a reconcile the sidecar was down for", async () => {

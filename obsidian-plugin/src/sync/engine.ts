@@ -69,6 +69,8 @@ export class SyncEngine {
   /** Notes known in sync with the sidecar at this mtime and size (the reconcile's shortcut). */
   private readonly known = new Map<string, Known>();
   private readonly tooLarge = new Map<string, number>();
+  /** Payloads the reconcile already built for notes it found changed: path → (generation, payload). */
+  private readonly prepared = new Map<string, { generation: number; payload: NotePayload }>();
   /** How the last reconcile sliced its work (tests, diagnostics). */
   lastReconcile: (SliceStats & { read: number }) | null = null;
   private readonly waiting = new Map<string, Waiting>();
@@ -142,6 +144,7 @@ export class SyncEngine {
     const embedders = this.source.embedders(path);
     this.known.delete(path);
     this.tooLarge.delete(path);
+    this.prepared.delete(path);
     if (!this.o.isExcluded(path)) {
       this.waiting.delete(path);
       this.dirty.delete(path);
@@ -173,6 +176,7 @@ export class SyncEngine {
     this.known.delete(from);
     if (known !== undefined) this.known.set(to, known);
     this.tooLarge.delete(from);
+    this.prepared.delete(from);
     const last = this.ops[this.ops.length - 1];
     if (last?.kind === "rename" && last.to === from) {
       // Renamed twice before the first was sent: one rename (none when it is back where it was).
@@ -386,7 +390,7 @@ export class SyncEngine {
         this.dirty.delete(path);
         continue;
       }
-      const payload = await this.source.payload(path, signal);
+      const payload = this.takePrepared(path, generation) ?? (await this.source.payload(path, signal));
       signal.throwIfAborted();
       if (payload === null) {
         // Gone, or not parsed yet (its `changed` event will bring it back).
@@ -450,6 +454,15 @@ export class SyncEngine {
     });
   }
 
+  /** The reconcile's payload for `path`, if nothing changed since (same generation and mtime):
+   * a changed note is resolved once, not once to compare and once to send. */
+  private takePrepared(path: string, generation: number): NotePayload | null {
+    const prepared = this.prepared.get(path);
+    this.prepared.delete(path);
+    if (prepared === undefined || prepared.generation !== generation) return null;
+    return this.source.stat(path)?.mtime === prepared.payload.mtime ? prepared.payload : null;
+  }
+
   private reportTooLarge(path: string, bytes: number): void {
     this.tooLarge.set(path, bytes);
     this.options.onTooLarge?.(path, bytes);
@@ -483,15 +496,19 @@ export class SyncEngine {
         continue; // unchanged here since it was last in sync, and unchanged on the sidecar
       }
       this.known.delete(path);
+      let payload: NotePayload | null = null;
       if (remoteHash !== undefined) {
         read += 1;
-        if (await this.inSync(path, remoteHash, signal)) {
+        const check = await this.inSync(path, remoteHash, signal);
+        if (check.inSync) {
           if (stat !== null) this.known.set(path, { ...stat, hash: remoteHash.slice(0, HASH_PREFIX) });
           verified.add(path);
           continue;
         }
+        payload = check.payload;
       }
       this.dirty.set(path, ++this.generation);
+      if (payload !== null) this.prepared.set(path, { generation: this.generation, payload });
       changed.push(path);
     }
     for (const path of remote.keys()) {
@@ -517,12 +534,16 @@ export class SyncEngine {
     this.emit();
   }
 
-  private async inSync(path: string, known: string, signal: AbortSignal): Promise<boolean> {
+  private async inSync(
+    path: string,
+    known: string,
+    signal: AbortSignal,
+  ): Promise<{ inSync: boolean; payload: NotePayload | null }> {
     const payload = await this.source.payload(path, signal);
     signal.throwIfAborted();
-    if (payload === null) return true; // nothing to post now; a `changed` event will follow
-    if ((await sha256Hex(payload.content)) === known) return true;
-    return (await this.source.fileHash(path)) === known;
+    if (payload === null) return { inSync: true, payload }; // nothing to post now; a `changed` event will follow
+    if ((await sha256Hex(payload.content)) === known) return { inSync: true, payload };
+    return { inSync: (await this.source.fileHash(path)) === known, payload };
   }
 
   private emit(): void {
