@@ -11,7 +11,7 @@
  * `document.body.dataset.ready === "true"` once the pane is mounted; with `&ask=Q` the pane asks Q
  * at once and `document.body.dataset.answered` becomes "true" when the answer has finished.
  */
-import { WorkspaceLeaf } from "obsidian";
+import { TFile, WorkspaceLeaf } from "obsidian";
 
 import { SidecarClient } from "../../src/client";
 import { DEFAULT_SETTINGS, normalizeFolder, normalizeSidecarUrl, type VaultRagSettings } from "../../src/settings";
@@ -47,7 +47,8 @@ async function main(): Promise<void> {
       getLeaf: () => ({ openFile: async (file: { path: string }) => record(`file:${file.path}`) }),
     },
     // The sidecar wrote the note into the vault; here every path "exists" at once.
-    vault: { getAbstractFileByPath: (path: string) => ({ path, extension: "md" }) },
+    // A shim `TFile`, so the view's `instanceof TFile` check holds as in Obsidian.
+    vault: { getAbstractFileByPath: (path: string) => new (TFile as unknown as new (path: string) => TFile)(path) },
   };
   const client = new SidecarClient(() => ({ url: settings.sidecarUrl, token: settings.token }));
   // The shim's leaf takes the app (the real one is made by Obsidian).
