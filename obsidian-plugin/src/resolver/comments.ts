@@ -2,8 +2,9 @@
  * Obsidian comments: `%%hidden%%` inline, or a `%%` ... `%%` pair over several lines. Obsidian
  * does not show them, so resolved text leaves them out. The same rule as the Python side
  * (sidecar/vault_rag/vault/comments.py; shared-schemas/fixtures/embeds/README.md): `%%` markers
- * pair in reading order outside code blocks, a comment may run over a code block, and an
- * unmatched `%%` stays as text (a stray `%%` must not hide the rest of a note).
+ * pair in reading order outside code blocks and code spans (`` `%%` `` is how notes show the
+ * syntax), a comment may run over a code block, and an unmatched `%%` stays as text (a stray
+ * `%%` must not hide the rest of a note).
  */
 
 /** line index → [start, end) column ranges inside comments, the `%%` markers included. */
@@ -15,7 +16,10 @@ export function commentSpans(lines: readonly string[], from = 0, skip: ReadonlyS
   for (let index = from; index < lines.length; index++) {
     if (skip.has(index)) continue;
     const line = lines[index] ?? "";
-    for (let col = line.indexOf("%%"); col >= 0; col = line.indexOf("%%", col + 2)) marks.push([index, col]);
+    const code = codeSpans(line);
+    for (let col = line.indexOf("%%"); col >= 0; col = line.indexOf("%%", col + 2)) {
+      if (!inComment(code, col)) marks.push([index, col]);
+    }
   }
   const spans: CommentSpans = new Map();
   for (let k = 0; k + 1 < marks.length; k += 2) {
@@ -27,6 +31,25 @@ export function commentSpans(lines: readonly string[], from = 0, skip: ReadonlyS
       const list = spans.get(index) ?? [];
       list.push([a, b]);
       spans.set(index, list);
+    }
+  }
+  return spans;
+}
+
+/** [start, end) of the inline code spans on one line: a run of backticks up to the next run of
+ * the same length (unclosed runs are text). */
+export function codeSpans(line: string): [number, number][] {
+  const runs = [...line.matchAll(/`+/g)].map((m): [number, number] => [m.index, m.index + m[0].length]);
+  const spans: [number, number][] = [];
+  for (let k = 0; k < runs.length; k++) {
+    const [start, end] = runs[k] as [number, number];
+    for (let j = k + 1; j < runs.length; j++) {
+      const [s, e] = runs[j] as [number, number];
+      if (e - s === end - start) {
+        spans.push([start, e]);
+        k = j;
+        break;
+      }
     }
   }
   return spans;

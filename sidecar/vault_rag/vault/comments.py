@@ -3,13 +3,17 @@
 Obsidian does not show them, so resolved text leaves them out (the TypeScript resolver mirrors
 this in obsidian-plugin/src/resolver/comments.ts; the rule is in
 shared-schemas/fixtures/embeds/README.md, case `comments-left-out`). `%%` markers pair in
-reading order outside code blocks; a comment may run over a code block; an unmatched `%%` stays
-as text (a stray `%%` must not hide the rest of a note).
+reading order outside code blocks and code spans (`` `%%` `` is how notes show the syntax); a
+comment may run over a code block; an unmatched `%%` stays as text (a stray `%%` must not hide
+the rest of a note).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Sequence
+
+_BACKTICKS = re.compile(r"`+")
 
 # line index → [start, end) column ranges inside comments, the `%%` markers included
 CommentSpans = dict[int, list[tuple[int, int]]]
@@ -21,9 +25,11 @@ def comment_spans(lines: Sequence[str], skip: Container[int] = ()) -> CommentSpa
     for idx, line in enumerate(lines):
         if idx in skip:
             continue
+        code = code_spans(line)
         col = line.find("%%")
         while col >= 0:
-            marks.append((idx, col))
+            if not in_comment(code, col):
+                marks.append((idx, col))
             col = line.find("%%", col + 2)
     spans: CommentSpans = {}
     for (first, start), (last, end) in zip(marks[0::2], marks[1::2], strict=False):
@@ -31,6 +37,23 @@ def comment_spans(lines: Sequence[str], skip: Container[int] = ()) -> CommentSpa
             a = start if idx == first else 0
             b = end + 2 if idx == last else len(lines[idx])
             spans.setdefault(idx, []).append((a, b))
+    return spans
+
+
+def code_spans(line: str) -> list[tuple[int, int]]:
+    """[start, end) of the inline code spans on one line: a run of backticks up to the next run
+    of the same length (unclosed runs are text)."""
+    runs = [m.span() for m in _BACKTICKS.finditer(line)]
+    spans: list[tuple[int, int]] = []
+    k = 0
+    while k < len(runs):
+        start, end = runs[k]
+        for j in range(k + 1, len(runs)):
+            if runs[j][1] - runs[j][0] == end - start:
+                spans.append((start, runs[j][1]))
+                k = j
+                break
+        k += 1
     return spans
 
 
