@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import { SidecarHttpError } from "../src/client";
+import { parsePersistedSync } from "../src/sync";
 import { isExcluded, sha256Hex } from "../src/sync/content";
 import { SyncEngine } from "../src/sync/engine";
 import type { SyncOptions } from "../src/sync/types";
@@ -393,5 +394,50 @@ describe("the queue across a reload", () => {
     await second.sync.reconcile();
     expect(sidecar.summary).toEqual(["hashes", "put C.md,E.md"]);
     expect([...vault.reads.keys()].sort()).toEqual(["C.md", "E.md"]); // only what changed was read
+  });
+});
+
+describe("the persisted state", () => {
+  it("remembers what it posted, so the next start reads that note no more", async () => {
+    const first = engine();
+    sidecar.hashes = new Map([
+      ["B.md", await sha256Hex("b1")],
+      ["C.md", await sha256Hex("c1")],
+    ]);
+    vault.notes.set("A.md", "a2");
+    first.sync.noteChanged("A.md");
+    await advance(2_500);
+    expect(sidecar.summary).toEqual(["put A.md"]);
+    await vi.waitFor(() => expect(first.sync.persisted.known["A.md"]).toBeDefined());
+    const saved = JSON.parse(JSON.stringify(first.sync.persisted)) as SyncEngine["persisted"];
+    first.sync.stop();
+    expect(saved.known["A.md"]?.[2]).toHaveLength(16); // a hash prefix keeps data.json small
+
+    sidecar.hashes.set("A.md", await sha256Hex("a2")); // what the sidecar reports for the post
+    sidecar.calls.length = 0;
+    vault.reads.clear();
+    const second = engine({ persisted: saved });
+    await second.sync.reconcile();
+    expect(sidecar.summary).toEqual(["hashes"]);
+    expect(vault.reads.get("A.md")).toBeUndefined();
+  });
+
+  it("reads hand-edited or broken plugin data without losing the rest", () => {
+    expect(parsePersistedSync(null)).toBeNull();
+    expect(parsePersistedSync("nonsense")).toBeNull();
+    expect(
+      parsePersistedSync({
+        ops: [{ kind: "rename", from: "a.md", to: "b.md" }, { kind: "delete" }, 7, { kind: "delete", path: "c.md" }],
+        upserts: ["d.md", 3],
+        known: { "e.md": [1, 2, "abc"], "f.md": [1, "x", "abc"], "g.md": "bad" },
+      }),
+    ).toEqual({
+      ops: [
+        { kind: "rename", from: "a.md", to: "b.md" },
+        { kind: "delete", path: "c.md" },
+      ],
+      upserts: ["d.md"],
+      known: { "e.md": [1, 2, "abc"] },
+    });
   });
 });
