@@ -370,8 +370,33 @@ describe("the queue across a reload", () => {
     vault.notes.set("D.md", "c1");
     const second = engine({ persisted: saved });
     expect(second.sync.state.pending).toBe(3);
-    await advance(1_000);
+    await second.sync.flush(); // the start-up reconcile's flush sends them
     expect(sidecar.summary).toEqual(["rename C.md->D.md", "delete Gone.md", "put A.md"]);
+    expect(second.sync.state.pending).toBe(0);
+  });
+
+  it("sends a pending rename at the start-up reconcile as a rename, not a new note and a delete", async () => {
+    sidecar.down = true;
+    const first = engine();
+    first.sync.noteRenamed("C.md", "D.md");
+    first.sync.noteDeleted("Gone.md");
+    await advance(3_000);
+    const saved = JSON.parse(JSON.stringify(first.sync.persisted)) as SyncEngine["persisted"];
+    first.sync.stop();
+
+    sidecar.down = false;
+    sidecar.calls.length = 0;
+    vault.notes.delete("C.md");
+    vault.notes.set("D.md", "c1");
+    sidecar.hashes = new Map([
+      ["A.md", await sha256Hex("a1")],
+      ["B.md", await sha256Hex("b1")],
+      ["C.md", await sha256Hex("c1")],
+      ["Gone.md", "00"],
+    ]);
+    const second = engine({ persisted: saved });
+    await second.sync.reconcile();
+    expect(sidecar.summary).toEqual(["hashes", "rename C.md->D.md", "delete Gone.md"]);
     expect(second.sync.state.pending).toBe(0);
   });
 

@@ -126,7 +126,7 @@ export class SyncEngine {
     for (const op of data.ops) this.ops.push({ ...op });
     for (const path of data.upserts) this.dirty.set(path, ++this.generation);
     for (const [path, [mtime, size, hash]] of Object.entries(data.known)) this.known.set(path, { mtime, size, hash });
-    if (this.hasWork()) this.scheduleFlush(this.o.batchWindowMs);
+    // Sent by the first flush: the start-up reconcile, once Obsidian's metadata is ready.
   }
 
   // -- events ---------------------------------------------------------------------------------
@@ -477,12 +477,25 @@ export class SyncEngine {
     const slicer = new Slicer({ maxSteps: this.o.reconcileSlice, yieldToUi, now: () => this.clock.now() });
     const changed: string[] = [];
     const verified = new Set<string>(); // resolved and hashed now: in sync as they are
+    // Deletes and renames still queued (from before a reload) are not differences to repair:
+    // a renamed note keeps the hash of its old path, whose delete would undo the rename.
+    const renamedFrom = new Map<string, string>();
+    const queued = new Set<string>();
+    for (const op of this.ops) {
+      if (op.kind === "rename") {
+        renamedFrom.set(normalizeNotePath(op.to), normalizeNotePath(op.from));
+        queued.add(normalizeNotePath(op.from));
+      } else {
+        queued.add(normalizeNotePath(op.path));
+      }
+    }
     let read = 0;
     for (const path of local) {
       await slicer.step();
       signal.throwIfAborted();
       if (this.o.isExcluded(path) || this.dirty.has(path) || this.waiting.has(path)) continue;
-      const remoteHash = remote.get(normalizeNotePath(path));
+      const from = renamedFrom.get(normalizeNotePath(path));
+      const remoteHash = remote.get(normalizeNotePath(path)) ?? (from === undefined ? undefined : remote.get(from));
       const stat = this.source.stat(path);
       const known = this.known.get(path);
       if (
@@ -513,7 +526,7 @@ export class SyncEngine {
     }
     for (const path of remote.keys()) {
       // Excluded notes are left alone both ways: the sidecar's own ignore rules decide.
-      if (!inVault.has(path) && !this.o.isExcluded(path)) {
+      if (!inVault.has(path) && !queued.has(path) && !this.o.isExcluded(path)) {
         this.ops.push({ kind: "delete", path });
         changed.push(path);
       }
