@@ -62,6 +62,7 @@ if [ -f obsidian-plugin/package.json ]; then
   npm --prefix obsidian-plugin run check:release
   npm --prefix obsidian-plugin run lint
   npm --prefix obsidian-plugin test
+  npm --prefix obsidian-plugin run build
   echo "== plugin in a real browser (Chromium) against a real sidecar"
   VAULT_RAG_PYTHON="$PWD/.venv/bin/python" VAULT_RAG_E2E_REQUIRED=1 \
     npm --prefix obsidian-plugin run test:e2e

@@ -3,16 +3,11 @@
  * Obsidian 1.11.4+, kept out of the vault's files) when the app has it, else the plugin's
  * `data.json`. A token found in `data.json` on an app with secret storage is moved there.
  */
-import type { App } from "obsidian";
+import { type App, requireApiVersion, type SecretStorage } from "obsidian";
 
 /** The id under which the token is stored (lowercase letters, digits and dashes). */
 export const TOKEN_SECRET_ID = "vault-rag-sidecar-token";
 
-/** The part of Obsidian's `SecretStorage` the plugin uses. */
-interface SecretStore {
-  getSecret(id: string): string | null;
-  setSecret(id: string, secret: string): void;
-}
 
 export interface TokenStore {
   /** True when the token is kept in secret storage (so `data.json` must not hold it). */
@@ -23,25 +18,28 @@ export interface TokenStore {
   save(token: string): void;
 }
 
-/** Secret storage when the app has it (feature-detected: older versions lack it). */
+/** Secret storage when the app has it — `SecretStorage` is `@since 1.11.4`, newer than
+ * minAppVersion: `requireApiVersion` with a literal (what lint's no-unsupported-api checks the
+ * uses against) and the object itself — else data.json. */
 export function tokenStore(app: App): TokenStore {
-  const candidate = (app as unknown as { secretStorage?: Partial<SecretStore> }).secretStorage;
-  if (typeof candidate?.getSecret !== "function" || typeof candidate.setSecret !== "function") {
-    return { secret: false, load: (fromData) => fromData, save: () => undefined };
+  if (requireApiVersion("1.11.4")) {
+    const storage = app.secretStorage as SecretStorage | undefined; // absent in stand-ins
+    if (storage !== undefined) {
+      return {
+        secret: true,
+        load: (fromData) => {
+          const stored = storage.getSecret(TOKEN_SECRET_ID) ?? "";
+          if (fromData !== "" && fromData !== stored) {
+            storage.setSecret(TOKEN_SECRET_ID, fromData); // migrate a plain token out of data.json
+            return fromData;
+          }
+          return stored;
+        },
+        save: (token) => {
+          if ((storage.getSecret(TOKEN_SECRET_ID) ?? "") !== token) storage.setSecret(TOKEN_SECRET_ID, token);
+        },
+      };
+    }
   }
-  const storage = candidate as SecretStore;
-  return {
-    secret: true,
-    load: (fromData) => {
-      const stored = storage.getSecret(TOKEN_SECRET_ID) ?? "";
-      if (fromData !== "" && fromData !== stored) {
-        storage.setSecret(TOKEN_SECRET_ID, fromData); // migrate a plain token out of data.json
-        return fromData;
-      }
-      return stored;
-    },
-    save: (token) => {
-      if ((storage.getSecret(TOKEN_SECRET_ID) ?? "") !== token) storage.setSecret(TOKEN_SECRET_ID, token);
-    },
-  };
+  return { secret: false, load: (fromData) => fromData, save: () => undefined };
 }

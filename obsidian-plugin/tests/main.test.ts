@@ -331,6 +331,25 @@ describe("VaultRagPlugin", () => {
     expect(again.plugin.settings.token).toBe("new-tok");
   });
 
+  it("keeps the token in data.json on an app older than secret storage (1.11.4)", async () => {
+    const secrets = new Map<string, string>();
+    const { app } = fakeApp(vault, null);
+    Object.assign(app, {
+      secretStorage: { getSecret: (id: string) => secrets.get(id) ?? null, setSecret: (id: string, s: string) => void secrets.set(id, s) },
+    });
+    shim.apiVersion.current = "1.10.0";
+    try {
+      const { plugin, fake } = await loadPlugin(app, { token: "plain-tok" });
+      plugins.push(plugin);
+      expect(plugin.settings.token).toBe("plain-tok");
+      await plugin.saveSettings();
+      expect((fake.data as { token: string }).token).toBe("plain-tok");
+      expect(secrets.size).toBe(0);
+    } finally {
+      shim.apiVersion.current = "1.13.1";
+    }
+  });
+
   it("shows one notice when the sidecar cannot be reached", async () => {
     const { app, state } = fakeApp(vault, null);
     const { plugin, fake } = await loadPlugin(app, { sidecarUrl: "http://127.0.0.1:9" });

@@ -434,3 +434,17 @@ export async function requestUrl(request: RequestParam | string) {
     },
   };
 }
+
+/** The app version `requireApiVersion` compares with (tests may lower it). */
+export const apiVersion = { current: "1.13.1" };
+
+/** Obsidian's `requireApiVersion`: whether the running app is at least `version`. */
+export function requireApiVersion(version: string): boolean {
+  const a = apiVersion.current.split(".").map(Number);
+  const b = version.split(".").map(Number);
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d > 0;
+  }
+  return true;
+}
