@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+
+from vault_rag import doctor
 from vault_rag.chunking.chunker import ChunkOptions
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.embeddings.factory import make_provider
 from vault_rag.index.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def build_provider(settings: Settings) -> EmbeddingProvider:
@@ -26,11 +31,24 @@ def build_provider(settings: Settings) -> EmbeddingProvider:
 
 
 def open_index(settings: Settings, provider: EmbeddingProvider | None = None) -> VaultIndex:
+    """The index of the configured vault. Damaged files are set aside first (see `doctor.py`:
+    the index is rebuilt from the vault, the feedback and conversation stores start afresh);
+    `DamagedDataError` when that is impossible because another process writes the data dir."""
     if settings.vault is None:
         raise ValueError("no vault configured: pass --vault PATH or set VAULT_RAG_VAULT")
-    return VaultIndex(
-        settings.vault, settings.resolved_data_dir(), provider or build_provider(settings)
-    )
+    data_dir = settings.resolved_data_dir()
+    provider = provider or build_provider(settings)
+    for action in doctor.recover(data_dir):
+        log.warning("%s", action)
+    try:
+        return VaultIndex(settings.vault, data_dir, provider)
+    except Exception as exc:
+        actions = doctor.recover_after_failure(data_dir, exc)
+        if not actions:
+            raise
+        for action in actions:
+            log.warning("%s", action)
+    return VaultIndex(settings.vault, data_dir, provider)  # on the files set up afresh
 
 
 def make_indexer(settings: Settings, index: VaultIndex) -> Indexer:

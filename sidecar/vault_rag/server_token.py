@@ -12,6 +12,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from vault_rag.private_files import private_dir
+
 TOKEN_FILE = "server-token"
 
 
@@ -22,7 +24,7 @@ def token_path(data_dir: Path) -> Path:
 def load_or_create_token(data_dir: Path) -> tuple[str, bool]:
     """(token, created now). An existing file readable by others is tightened to 0600."""
     path = token_path(data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)
     token = secrets.token_urlsafe(32)
     try:
         # O_EXCL: two servers starting at once cannot both create (and show) a token.

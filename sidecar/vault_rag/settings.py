@@ -92,6 +92,7 @@ class Settings(BaseSettings):
         default_factory=lambda: ["app://obsidian.md", "capacitor://localhost", "http://localhost"]
     )
     server_max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)  # larger: 413
+    server_body_timeout: float = Field(default=10.0, gt=0)  # a whole request body, else 408
     server_watch: bool = True  # follow changes made outside Obsidian (git, sync, other editors)
     watch_debounce: float = Field(default=0.5, gt=0)  # seconds of quiet that close a batch
     watch_max_delay: float = Field(default=5.0, gt=0)  # a never-quiet vault still flushes

@@ -11,12 +11,11 @@ from typing import Any
 import anyio
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from vault_rag import __version__
 from vault_rag.api.deps import ServerState, require_token
 from vault_rag.api.errors import install_error_handlers
-from vault_rag.api.middleware import BodySizeLimitMiddleware, CORSMiddleware
+from vault_rag.api.middleware import BodyLimitMiddleware, CORSMiddleware, HostCheckMiddleware
 from vault_rag.api.routers import answers, ask, health, notes, search, status, threads
 from vault_rag.api.schemas import ErrorBody
 from vault_rag.context import make_indexer, open_index
@@ -40,9 +39,12 @@ and the answer graph.
 * **CORS**: only the configured origins (`app://obsidian.md`, `capacitor://localhost`,
   `http://localhost` by default) get a grant, Private Network Access preflights included; a
   request from any other origin is refused with 403.
-* **Errors** have one shape, `ErrorBody` (`code`, `message`, `detail`): 400 unsafe note path
-  (absolute, `..`), 401 token, 413 body too large, 422 invalid JSON or fields, 503 embedding
-  model unavailable.
+* **Errors** have one shape, `ErrorBody` (`code`, `message`, `detail`), the middleware's
+  included: 400 unsafe note path (absolute, `..`) or a `Host` other than 127.0.0.1/localhost
+  (`invalid_host`), 401 token, 403 origin not allowed (`origin_not_allowed`), 408 a request
+  body that did not arrive in time (`body_timeout`, `server_body_timeout` seconds), 413 body
+  too large, 422 invalid JSON or fields (non-finite numbers included), 503 embedding model
+  unavailable.
 """
 
 
@@ -98,9 +100,13 @@ def create_app(
         v1.include_router(module.router, dependencies=[Depends(require_token)])
     app.include_router(v1)
     # Added last = runs first: host check, then CORS (so errors carry the grant), then limits.
-    app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.server_max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=settings.server_max_body_bytes,
+        timeout=settings.server_body_timeout,
+    )
     app.add_middleware(CORSMiddleware, allow_origins=list(settings.server_cors_origins))
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=ALLOWED_HOSTS)
+    app.add_middleware(HostCheckMiddleware, allowed_hosts=ALLOWED_HOSTS)
     app.openapi = lambda: openapi_schema(app)  # type: ignore[method-assign]
     return app
 
@@ -199,6 +205,7 @@ def openapi_schema(app: FastAPI) -> dict[str, Any]:
             if operation.get("security"):
                 extra["401"] = "Missing or wrong bearer token"
             if "requestBody" in operation:
+                extra["408"] = "The request body did not arrive in time"
                 extra["413"] = "Request body too large"
             if "requestBody" in operation or operation.get("parameters"):
                 extra["422"] = "Invalid JSON or invalid fields"

@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from vault_rag.api.errors import ApiError
+from vault_rag.graph.turns import ThreadTurns
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.index.writer import IndexWriter
 from vault_rag.settings import Settings
@@ -39,6 +40,7 @@ class ServerState:
     checkpointer: Any  # an AsyncSqliteSaver on <data dir>/threads.sqlite3
     graph: Any  # the compiled answer graph with that checkpointer (for reading threads)
     asks: AskCounters = field(default_factory=AskCounters)
+    turns: ThreadTurns = field(default_factory=ThreadTurns)  # one turn at a time per thread
 
 
 def get_state(request: Request) -> ServerState:

@@ -1,5 +1,5 @@
-"""ASGI middleware: CORS for the allowed origins only (with Private Network Access), and the
-request body size limit.
+"""ASGI middleware: the Host check, CORS for the allowed origins only (with Private Network
+Access), and the request body limits (size and time).
 
 CORS: a request carrying an `Origin` that is not allowed is refused with 403 before it reaches
 a route, so a web page open in the user's browser can neither read from nor write to the
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 
+import anyio
 from fastapi import HTTPException
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -25,7 +26,7 @@ PREFLIGHT_MAX_AGE = "600"
 async def send_json(
     send: Send, status: int, body: dict[str, object], headers: dict[str, str]
 ) -> None:
-    payload = json.dumps(body).encode()
+    payload = json.dumps({"detail": None, **body}).encode()  # the ErrorBody shape
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     raw += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
@@ -83,6 +84,28 @@ class CORSMiddleware:
         await send({"type": "http.response.body", "body": b""})
 
 
+class HostCheckMiddleware:
+    """400 with the error body for a `Host` other than the loopback names: a DNS-rebinding page
+    (attacker.example resolving to 127.0.0.1) cannot reach the API. (Starlette's own
+    `TrustedHostMiddleware` answers in plain text.)"""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: list[str]) -> None:
+        self.app = app
+        self.hosts = frozenset(allowed_hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        host = Headers(scope=scope).get("host", "")
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if name not in self.hosts:
+            message = f"host {host!r} is not allowed; use 127.0.0.1 or localhost"
+            await send_json(send, 400, {"code": "invalid_host", "message": message}, {})
+            return
+        await self.app(scope, receive, send)
+
+
 class BodyTooLarge(HTTPException):
     """Raised from `receive` so FastAPI's body parsing re-raises it as is (not as a 400)."""
 
@@ -91,12 +114,31 @@ class BodyTooLarge(HTTPException):
         self.code = "body_too_large"
 
 
-class BodySizeLimitMiddleware:
-    """413 for a body over `max_bytes`: at once from `Content-Length`, else while it streams."""
+class BodyTimeout(HTTPException):
+    """The client stopped sending its body (raised from `receive`, as `BodyTooLarge`)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, seconds: float) -> None:
+        # `Connection: close`: the rest of an unfinished body must not be read as a request.
+        message = f"the request body did not arrive within {seconds:g} s"
+        super().__init__(408, message, headers={"Connection": "close"})
+        self.code = "body_timeout"
+
+
+class BodyLimitMiddleware:
+    """The request body's size and time limits.
+
+    Size: 413 for a body over `max_bytes`, at once from `Content-Length`, else while it streams.
+    Time: the whole body must arrive within `timeout` seconds of the request's start, else 408
+    and the connection is closed. uvicorn's `timeout_keep_alive` covers only idle connections
+    between requests, so without this a client that declares `Content-Length: 1000` and sends 9
+    bytes holds a connection (and a server task) forever. Reads after the body is complete
+    (an SSE route waiting for `http.disconnect`) are not limited.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float = 10.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -109,16 +151,23 @@ class BodySizeLimitMiddleware:
             await send_json(send, status, {"code": code, "message": message}, {})
             return
         received = 0
+        body_done = False
         started = False
+        deadline = anyio.current_time() + self.timeout
 
         async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise BodyTooLarge(self.max_bytes)
-            return message
+            nonlocal received, body_done
+            if body_done:
+                return await receive()
+            with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
+                message = await receive()
+                if message["type"] == "http.request":
+                    received += len(message.get("body", b""))
+                    body_done = not message.get("more_body", False)
+                    if received > self.max_bytes:
+                        raise BodyTooLarge(self.max_bytes)
+                return message
+            raise BodyTimeout(self.timeout)
 
         async def tracking_send(message: Message) -> None:
             nonlocal started
@@ -127,7 +176,11 @@ class BodySizeLimitMiddleware:
 
         try:
             await self.app(scope, limited_receive, tracking_send)
-        except BodyTooLarge as exc:
+        except (BodyTooLarge, BodyTimeout) as exc:
             if started:
                 raise
-            await send_json(send, 413, {"code": exc.code, "message": str(exc.detail)}, {})
+            body = {"code": exc.code, "message": str(exc.detail)}
+            await send_json(send, exc.status_code, body, dict(exc.headers or {}))
+
+
+BodySizeLimitMiddleware = BodyLimitMiddleware  # the earlier name

@@ -32,7 +32,8 @@ ThreadId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
 
 
 class ApiModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # No NaN or ±Infinity (JSON extensions Python accepts; `1e400` overflows to Infinity).
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ErrorBody(BaseModel):

@@ -4,6 +4,7 @@ stage modules. Each submodule registers its commands on `app`."""
 from vault_rag.cli import (  # noqa: F401  (registers commands)
     ask_commands,
     demo,
+    doctor_commands,
     eval_commands,
     feedback_commands,
     index_commands,

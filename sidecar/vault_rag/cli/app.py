@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from vault_rag.private_files import private_umask
 from vault_rag.vault.types import VaultWarning
 
 app = typer.Typer(
@@ -15,6 +16,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+@app.callback()
+def _private_files() -> None:
+    """Every command: files the process creates are private (the index holds note text)."""
+    private_umask()
+
+
 out = Console()
 err = Console(stderr=True)
 

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
 from vault_rag.context import make_indexer, open_index
+from vault_rag.doctor import DamagedDataError, diagnose
 from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.feedback.prior import FeedbackPrior, open_prior
 from vault_rag.index.indexer import Indexer, IndexSummary
@@ -28,7 +29,7 @@ def _open(vault: object, data_dir: object) -> tuple[Settings, VaultIndex]:
     settings = load_settings(vault=vault, data_dir=data_dir)
     try:
         return settings, open_index(settings)
-    except EmbeddingError as exc:
+    except (EmbeddingError, DamagedDataError) as exc:
         fail(str(exc))
         raise  # unreachable: fail() exits
 
@@ -159,7 +160,20 @@ def status(
 ) -> None:
     """What the index holds, what is still pending and an estimate of the time left."""
     settings = load_settings(vault=vault, data_dir=data_dir)
-    info = index_status(settings.resolved_data_dir(), note)
+    data = settings.resolved_data_dir()
+    damaged = diagnose(data).damaged if data.exists() else []
+    if damaged:  # status only reads: it reports the damage, `doctor --repair` / `serve` fix it
+        lines = [f"{f.part.path}: {f.problem}" for f in damaged]
+        if as_json:
+            payload = {"data_dir": str(data), "damaged": lines}
+            sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+            raise typer.Exit(1)
+        fail(
+            f"the data dir {data} has damaged files ({'; '.join(lines)}). "
+            f"`vault-rag doctor --vault {vault} --repair` moves them aside and rebuilds the "
+            "index from the vault (`vault-rag serve` and `vault-rag index` do so too)"
+        )
+    info = index_status(data, note)
     if as_json:
         sys.stdout.write(json.dumps(info, ensure_ascii=False, indent=2) + "\n")
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 from typing import Annotated
 
 import typer
@@ -29,6 +30,8 @@ def serve(
     import uvicorn
 
     from vault_rag.api import HOST, create_app
+    from vault_rag.api.log_redact import install_redaction
+    from vault_rag.doctor import DamagedDataError, recover
     from vault_rag.embeddings.base import EmbeddingError
     from vault_rag.index.lock import IndexLockedError, WriterLock
     from vault_rag.index.vault_index import ModelMismatchError
@@ -38,6 +41,14 @@ def serve(
     try:  # a clear message now rather than a traceback from the app's start-up
         WriterLock(data).acquire().release()
     except IndexLockedError as exc:
+        fail(str(exc))
+    # The port is bound before anything is indexed: a port in use fails at once, not after
+    # the whole start-up index (uvicorn binds only after the app's start-up has finished).
+    sock = bind_port(HOST, settings.server_port)
+    try:  # damaged files: set aside (the index is rebuilt from the vault by the start-up scan)
+        for action in recover(data):
+            err.print(f"[yellow]repaired:[/] {action}", highlight=False)
+    except DamagedDataError as exc:
         fail(str(exc))
     token, created = load_or_create_token(data)
     if created:
@@ -59,13 +70,41 @@ def serve(
         log_level=log_level.lower(),
         timeout_graceful_shutdown=5,
     )
+    install_redaction([token])  # after uvicorn.Config: it configures the loggers
     server = uvicorn.Server(config)
     try:
-        server.run()
+        server.run(sockets=[sock])
     except (IndexLockedError, ModelMismatchError, EmbeddingError) as exc:
         fail(str(exc))
     if not server.started:
         fail("the server did not start (see the messages above)")
+
+
+PORT_IN_USE_EXIT = 4  # distinct from 1 (other errors) so scripts can tell
+
+
+def bind_port(host: str, port: int) -> socket.socket:
+    """A listening-ready socket on `host:port`, or a clear error and exit code 4."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # As uvicorn does: a restart may reuse the port while old connections sit in TIME_WAIT
+    # (a socket that is still listening keeps it refused).
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        # Listening now holds the port through the start-up index (a bound socket that does
+        # not listen can be bound again by another SO_REUSEADDR socket); connections made
+        # meanwhile wait in the backlog and are answered once the server is up.
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        fail(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}. Another program (perhaps "
+            "another `vault-rag serve`) uses that port; stop it or pass `--port N` (and set the "
+            "same port in the plugin's settings). Nothing was indexed.",
+            code=PORT_IN_USE_EXIT,
+        )
+    sock.set_inheritable(True)
+    return sock
 
 
 @app.command()

@@ -29,6 +29,7 @@ import yaml
 
 from vault_rag.feedback.answers import AnswerRecord, AnswerStore
 from vault_rag.feedback.store import FeedbackStore
+from vault_rag.private_files import make_vault_dirs, vault_file_mode
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path, resolve_inside
 
 ORIGIN = "promoted"
@@ -109,11 +110,11 @@ def answers_dir(vault_root: Path, answers_folder: str, folder: str | None = None
         parts += [_folder_part(p, folder) for p in extra]
     rel = "/".join(parts)
     try:
-        resolve_inside(root, base).mkdir(parents=True, exist_ok=True)
+        make_vault_dirs(resolve_inside(root, base))
         top = resolve_inside(root, base)  # resolved again: it may be a symlink into the vault
         # Checked before creating anything below it, and again after: a symlink may appear.
         _check_under(top, resolve_inside(root, rel), rel, answers_folder)
-        resolve_inside(root, rel).mkdir(parents=True, exist_ok=True)
+        make_vault_dirs(resolve_inside(root, rel))
         return _check_under(top, resolve_inside(root, rel), rel, answers_folder)
     except UnsafePathError as exc:
         raise PromoteError(f"{rel!r} leads outside the vault: {exc}") from exc
@@ -228,6 +229,8 @@ def write_new_note(directory: Path, stem: str, content: bytes) -> Path:
     temp = directory / f"{TEMP_PREFIX}{uuid.uuid4().hex}{TEMP_SUFFIX}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
     try:
+        if os.name == "posix":  # a note like any other, not private like the data dir
+            os.fchmod(fd, vault_file_mode())
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
             handle.flush()

@@ -12,6 +12,7 @@ from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.index.lexical import LexicalIndex
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.vector_store import ChromaStore, VectorStore
+from vault_rag.private_files import private_dir
 
 MANIFEST_FILE = "manifest.sqlite3"
 LEXICAL_DIR = "lexical"
@@ -32,7 +33,7 @@ class VaultIndex:
         self.vault_root = vault_root.resolve()
         self.data_dir = data_dir
         self.provider = provider
-        data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(data_dir)  # 0700 (files 0600): the index holds the notes' text
         self.manifest = Manifest(data_dir / MANIFEST_FILE)
         self.store: VectorStore = store if store is not None else ChromaStore(data_dir)
         self.lexical = LexicalIndex(data_dir / LEXICAL_DIR)

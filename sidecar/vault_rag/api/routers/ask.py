@@ -3,7 +3,10 @@
 Events, in order: `progress` (a node finished: `node`, `aspect`, counts), `delta` (answer
 text), `citations` (once), `final` (the whole result: `answer`, `answer_id`, `citations`,
 `usage`, ...); or `error` (`code`, `message`) and nothing after it. A client that disconnects
-cancels the run (see `api/sse.py`). Runs are independent: two streams can run at once.
+cancels the run (see `api/sse.py`). Runs on different threads are independent: two streams
+can run at once. Turns on one thread are queued (`graph/turns.py`): a question asked while
+another is being answered on the same thread first gets `progress` `{"node": "queued"}`, then
+runs once the other has finished, so neither turn is lost.
 """
 
 from __future__ import annotations
@@ -71,23 +74,26 @@ async def _events(
     state.asks.running += 1
     outcome = "cancelled"  # unless the run ends on its own
     try:
-        async for event in run_question(
-            body.question,
-            state.resources,
-            configuration=configuration,
-            checkpointer=state.checkpointer,
-            thread_id=thread_id,
-        ):
-            if event.event == "error":
-                outcome = "failed"
-                kind = str(event.data.get("kind") or "error")
-                yield "error", {"code": _snake(kind), "message": event.data.get("message", "")}
-                return
-            if event.event == "final":
-                outcome = "completed"
-                yield "final", final_payload(event.data)
-            else:
-                yield event.event, event.data
+        if state.turns.busy(thread_id):
+            yield "progress", {"node": "queued", "thread_id": thread_id}
+        async with state.turns.turn(thread_id):
+            async for event in run_question(
+                body.question,
+                state.resources,
+                configuration=configuration,
+                checkpointer=state.checkpointer,
+                thread_id=thread_id,
+            ):
+                if event.event == "error":
+                    outcome = "failed"
+                    kind = str(event.data.get("kind") or "error")
+                    yield "error", {"code": _snake(kind), "message": event.data.get("message", "")}
+                    return
+                if event.event == "final":
+                    outcome = "completed"
+                    yield "final", final_payload(event.data)
+                else:
+                    yield event.event, event.data
     except Exception as exc:  # run_question reports its own errors; this is a last resort
         outcome = "failed"
         yield "error", {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}

@@ -1,0 +1,155 @@
+"""Faults found by probing the sidecar as an attacker or an unlucky client would (issue 13),
+each on a real uvicorn server over a copy of the sample vault: an unfinished request body,
+the middleware's error bodies, non-finite numbers, concurrent turns on one thread."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+
+from test_server_helpers import LiveServer, read_sse, server_settings, wait_idle
+from vault_rag.api import create_app
+
+from fakes.openai_server import FakeOpenAIServer
+
+TOKEN = "test-token-0123456789"
+ERROR_KEYS = {"code", "message", "detail"}
+
+
+@pytest.fixture(scope="module")
+def fake():
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory, sample_vault, fake):
+    root = tmp_path_factory.mktemp("faults")
+    vault = root / "vault"
+    shutil.copytree(sample_vault, vault)
+    settings = server_settings(
+        vault, root / "data", fake, server_watch=False, server_body_timeout=1.0
+    )
+    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as server:
+        wait_idle(server)
+        yield server
+
+
+@pytest.fixture
+def client(live):
+    with live.client() as c:
+        yield c
+
+
+def raw_request(live: LiveServer, head: bytes, body: bytes, wait: float) -> tuple[bytes, float]:
+    """Send `head` + `body` on a raw socket; read until the server closes (or `wait` passes)."""
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", live.port)) as sock:
+        sock.sendall(head + body)
+        sock.settimeout(wait)
+        received = b""
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except TimeoutError:
+            pass
+    return received, time.monotonic() - started
+
+
+# -- item 5: a body that never finishes ------------------------------------------------------------
+def test_an_unfinished_body_is_answered_408_and_the_connection_closed(live):
+    head = (
+        b"PUT /v1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        + f"Authorization: Bearer {TOKEN}\r\n".encode()
+        + b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    )
+    received, took = raw_request(live, head, b'{"notes":', wait=15)
+    assert received.startswith(b"HTTP/1.1 408"), received[:200]
+    body = json.loads(received.split(b"\r\n\r\n", 1)[1])
+    assert body == {"code": "body_timeout", "message": body["message"], "detail": None}
+    assert b"connection: close" in received.lower()
+    assert took < 10  # answered after the 1 s limit and closed (no wait for the 15 s read)
+
+
+def test_a_slow_but_finished_body_and_a_long_stream_are_not_cut(live, client):
+    def slow():  # the whole body inside the limit, in pieces
+        yield b'{"notes": [{"path": "Slow.md", '
+        time.sleep(0.3)
+        yield b'"content": "# Slow\\n\\nA sloth moves slowly.\\n"}]}'
+
+    response = client.put("/v1/notes", content=slow(), headers={"Content-Type": "application/json"})
+    assert response.status_code == 200, response.text
+    # An SSE answer lasts longer than the body limit: its wait for a disconnect is not limited.
+    with client.stream("POST", "/v1/ask", json={"question": "sloth"}) as stream:
+        time.sleep(1.5)
+        events = [e.event for e in read_sse(stream.iter_lines())]
+    assert events[-1] == "final", events
+
+
+# -- item 7: one error shape, finite numbers ------------------------------------------------------
+def test_the_host_check_and_the_cors_refusal_use_the_error_body(live):
+    host = httpx.get(f"{live.url}/v1/health", headers={"Host": "attacker.example"})
+    assert host.status_code == 400
+    assert set(host.json()) == ERROR_KEYS and host.json()["code"] == "invalid_host"
+    assert httpx.get(f"{live.url}/v1/health", headers={"Host": "localhost:1"}).status_code == 200
+    origin = httpx.get(
+        f"{live.url}/v1/status", headers={**live.auth, "Origin": "https://evil.example"}
+    )
+    assert origin.status_code == 403
+    assert set(origin.json()) == ERROR_KEYS and origin.json()["code"] == "origin_not_allowed"
+    head = b"PUT /v1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 999999999\r\n\r\n"
+    received, _ = raw_request(live, head, b"", wait=5)
+    assert received.startswith(b"HTTP/1.1 413"), received[:200]
+    assert set(json.loads(received.split(b"\r\n\r\n", 1)[1])) == ERROR_KEYS
+
+
+@pytest.mark.parametrize("number", [b"Infinity", b"-Infinity", b"NaN", b"1e400"])
+def test_non_finite_numbers_are_422(live, client, number):
+    body = (
+        b'{"notes": [{"path": "Inf.md", "content": "# Inf\\n\\nx\\n", "mtime": ' + number + b"}]}"
+    )
+    response = client.put("/v1/notes", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422, response.text
+    assert set(response.json()) == ERROR_KEYS and "mtime" in response.json()["message"]
+    assert live.state.index.manifest.note("Inf.md") is None
+
+
+# -- item 2: turns on one thread ---------------------------------------------------------------
+def ask_events(live: LiveServer, question: str, thread_id: str | None = None) -> list:
+    body = {"question": question, **({"thread_id": thread_id} if thread_id else {})}
+    with live.client() as c, c.stream("POST", "/v1/ask", json=body) as response:
+        assert response.status_code == 200
+        return list(read_sse(response.iter_lines()))
+
+
+def test_two_concurrent_asks_on_one_thread_keep_both_turns(live, client):
+    first = ask_events(live, "What does BeginPlay do?")
+    thread_id = json.loads(first[-1].data)["thread_id"]
+    questions = ["How do delegates work?", "What is Lumen?"]
+    results: dict[str, list] = {}
+    askers = [
+        threading.Thread(target=lambda q=q: results.__setitem__(q, ask_events(live, q, thread_id)))
+        for q in questions
+    ]
+    for asker in askers:
+        asker.start()
+    for asker in askers:
+        asker.join(120)
+    finals = [json.loads(results[q][-1].data) for q in questions]
+    assert all(results[q][-1].event == "final" for q in questions)
+    assert len({f["answer_id"] for f in finals}) == 2
+
+    thread = client.get(f"/v1/threads/{thread_id}").json()
+    messages = thread["messages"]
+    assert len(messages) == 6, [m["content"][:40] for m in messages]
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    assert users[0] == "What does BeginPlay do?" and sorted(users[1:]) == sorted(questions)
+    assert [m["role"] for m in messages] == ["user", "assistant"] * 3
+    queued = [q for q in questions if any('"queued"' in e.data for e in results[q])]
+    assert len(queued) == 1  # the second waited for the first
