@@ -28,3 +28,19 @@ def shared_vault(name: str) -> Path:
     if not path.is_dir():
         pytest.skip(f"real vault {name!r} not found at {path} (../shared/vaults is absent)")
     return path
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """One real `chroma run` server on a free loopback port for the whole test session."""
+    from store_backends import ChromaServer
+
+    with ChromaServer(tmp_path_factory.mktemp("chroma-server") / "db") as server:
+        yield server
+
+
+@pytest.fixture(params=("chroma", "chroma-http", "milvus"))
+def backend(request) -> tuple[str, str | None]:
+    """(vector_store kind, chroma_url): parametrises a test over every backend."""
+    url = request.getfixturevalue("chroma_server").url if request.param == "chroma-http" else None
+    return request.param, url

@@ -10,7 +10,11 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+from vault_rag.index.stores.factory import open_vector_store
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.settings import Settings
 
 BACKENDS = ("chroma", "chroma-http", "milvus")
 
@@ -82,3 +86,32 @@ class ChromaServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def backend_settings(kind: str, chroma_url: str | None = None, **values: Any) -> Settings:
+    """Settings selecting backend `kind` (Milvus: Lite in the data dir; chroma-http: the
+    test session's `chroma run` server)."""
+    extra: dict[str, Any] = {"vector_store": kind}
+    if kind == "chroma-http":
+        if chroma_url is None:
+            raise ValueError("chroma-http needs the chroma_server fixture's url")
+        extra["chroma_url"] = chroma_url
+    return Settings(**values, **extra)
+
+
+def open_backend_index(
+    kind: str, vault: Path, data_dir: Path, provider: Any, chroma_url: str | None = None
+) -> VaultIndex:
+    """A `VaultIndex` whose store is the real backend `kind`, built by the product's factory."""
+    settings = backend_settings(kind, chroma_url, vault=vault, data_dir=data_dir)
+    store, info = open_vector_store(settings, vault, data_dir, provider.model_id)
+    return VaultIndex(vault, data_dir, provider, store=store, store_info=info)
+
+
+def backend_env(kind: str, chroma_url: str | None = None) -> dict[str, str]:
+    """Environment overrides selecting backend `kind` for a `vault-rag` subprocess."""
+    env = {"VAULT_RAG_VECTOR_STORE": kind}
+    if kind == "chroma-http":
+        assert chroma_url is not None
+        env["VAULT_RAG_CHROMA_URL"] = chroma_url
+    return env

@@ -21,12 +21,6 @@ from store_backends import BACKENDS, ChromaServer, free_port
 
 
 @pytest.fixture(scope="module")
-def chroma_server(tmp_path_factory):
-    with ChromaServer(tmp_path_factory.mktemp("chroma-server") / "db") as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def milvus_lite_db(tmp_path_factory) -> str:
     return str(tmp_path_factory.mktemp("milvus") / "milvus.db")
 
@@ -135,7 +129,7 @@ def test_many_rows_cross_request_and_page_limits(store, monkeypatch):
 
 def test_chroma_server_down_then_back(tmp_path):
     port = free_port()
-    store = ChromaHttpStore(f"http://127.0.0.1:{port}", "vr_down_test")
+    store = ChromaHttpStore(f"http://127.0.0.1:{port}", "vr_down_test", retry_after=0)
     with pytest.raises(StoreUnavailableError, match=f"127.0.0.1:{port}.*chroma run"):
         store.count()
     with ChromaServer(tmp_path / "db", port=port):
@@ -151,21 +145,22 @@ def test_milvus_server_down_is_a_clear_error():
     store = MilvusStore(f"http://127.0.0.1:{free_port()}", "vr_down_test", token="t", timeout=2)
     with pytest.raises(StoreUnavailableError, match="milvus_uri"):
         store.count()
-    with pytest.raises(StoreUnavailableError):
+    with pytest.raises(StoreUnavailableError, match="milvus_uri"):
         store.upsert(["a"], [unit(1, 0)], ["a"], [meta("A.md")])
 
 
-def test_collection_names_are_per_vault_and_model_and_valid_everywhere(tmp_path):
-    a, b = tmp_path / "Work Notes", tmp_path / "笔记"
+def test_collection_names_are_per_vault_index_and_model_and_valid_everywhere(tmp_path):
+    a, b, data = tmp_path / "Work Notes", tmp_path / "笔记", tmp_path / "data"
     names = {
-        collection_name(a, "local:e5"),
-        collection_name(b, "local:e5"),
-        collection_name(a, "openai:text-embedding-3-small"),
+        collection_name(a, "local:e5", data),
+        collection_name(b, "local:e5", data),
+        collection_name(a, "openai:text-embedding-3-small", data),
+        collection_name(a, "local:e5", tmp_path / "other-data"),
     }
-    assert len(names) == 3
-    assert collection_name(a, "local:e5") == collection_name(a, "local:e5")
-    assert collection_name(a, "local:e5").startswith("vr_work_notes_")
-    assert collection_name(b, "local:e5").startswith("vr_vault_")
+    assert len(names) == 4
+    assert collection_name(a, "local:e5", data) == collection_name(a, "local:e5", data)
+    assert collection_name(a, "local:e5", data).startswith("vr_work_notes_")
+    assert collection_name(b, "local:e5", data).startswith("vr_vault_")
     for name in names:
         assert 3 <= len(name) <= 48
         assert name[0].isalpha() and name[-1].isalnum()

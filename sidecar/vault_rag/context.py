@@ -9,6 +9,7 @@ from vault_rag.chunking.chunker import ChunkOptions
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.embeddings.factory import make_provider
 from vault_rag.index.indexer import Indexer
+from vault_rag.index.stores.factory import open_vector_store
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.settings import Settings
 
@@ -38,17 +39,23 @@ def open_index(settings: Settings, provider: EmbeddingProvider | None = None) ->
         raise ValueError("no vault configured: pass --vault PATH or set VAULT_RAG_VAULT")
     data_dir = settings.resolved_data_dir()
     provider = provider or build_provider(settings)
+    vault, model_id = settings.vault, provider.model_id
     for action in doctor.recover(data_dir):
         log.warning("%s", action)
+
+    def build() -> VaultIndex:
+        store, info = open_vector_store(settings, vault, data_dir, model_id)
+        return VaultIndex(vault, data_dir, provider, store=store, store_info=info)
+
     try:
-        return VaultIndex(settings.vault, data_dir, provider)
+        return build()
     except Exception as exc:
         actions = doctor.recover_after_failure(data_dir, exc)
         if not actions:
             raise
         for action in actions:
             log.warning("%s", action)
-    return VaultIndex(settings.vault, data_dir, provider)  # on the files set up afresh
+    return build()  # on the files set up afresh
 
 
 def make_indexer(settings: Settings, index: VaultIndex) -> Indexer:

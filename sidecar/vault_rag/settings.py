@@ -43,6 +43,18 @@ class Settings(BaseSettings):
     chunk_min: int = 500
     chunk_max: int = 1000
 
+    # --- Vector store (index/stores/): where the vectors live; BM25 always stays local --------
+    # chroma: embedded in the data dir; chroma-http: a `chroma run` server; milvus: a Milvus
+    # server/cluster (`milvus_uri`) or Milvus Lite (a .db file in the data dir) without one.
+    # Switch with `vault-rag migrate --to KIND` (copies the cached vectors, no re-embedding).
+    vector_store: Literal["chroma", "chroma-http", "milvus"] = "chroma"
+    chroma_url: str = "http://localhost:8000"  # chroma-http: the server's address
+    chroma_headers: dict[str, str] = Field(default_factory=dict)  # extra HTTP headers (auth)
+    chroma_token: SecretStr | None = None  # sent as `Authorization: Bearer <token>`
+    milvus_uri: str | None = None  # e.g. http://milvus.internal:19530; None: Milvus Lite
+    milvus_token: SecretStr | None = None  # "user:password" or an API key
+    # --- end of vector store settings ----------------------------------------------------------
+
     # Vault scanning
     ignore: list[str] = Field(default_factory=lambda: [".obsidian", ".trash", ".git"])
 

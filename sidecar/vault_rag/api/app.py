@@ -19,6 +19,7 @@ from vault_rag.api.middleware import BodyLimitMiddleware, CORSMiddleware, HostCh
 from vault_rag.api.routers import answers, ask, health, notes, search, status, threads
 from vault_rag.api.schemas import ErrorBody
 from vault_rag.context import make_indexer, open_index
+from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.index.writer import IndexWriter
 from vault_rag.server_token import load_or_create_token
@@ -128,7 +129,8 @@ def _open_state(
     index = index or open_index(settings)
     state = None
     try:
-        index.check_model()  # a model mismatch stops the start, with the CLI's message
+        index.check_model()  # a model or store mismatch stops the start, with the CLI's message
+        _check_store(index)
         writer = IndexWriter(make_indexer(settings, index), batch_notes=settings.index_batch_notes)
         writer.start()
         sync = DiskSync(writer, retry_delay=settings.watch_retry_delay)
@@ -155,6 +157,19 @@ def _open_state(
             index.close()
         raise
     return state
+
+
+def _check_store(index: VaultIndex) -> None:
+    """A store that cannot be reached does not stop the start: BM25 serves and the writer
+    retries (chunks wait in the manifest). Say so loudly, and in `/v1/status`."""
+    check = getattr(index.store, "check", None)
+    if check is None:
+        return
+    try:
+        check()
+    except StoreUnavailableError as exc:
+        index.store_error = str(exc)
+        log.error("vector store unavailable, serving BM25 only until it answers: %s", exc)
 
 
 def _start_watcher(settings: Settings, index: VaultIndex, sync: DiskSync) -> VaultWatcher | None:

@@ -80,6 +80,14 @@ class AskCounts(BaseModel):
     failed: int
 
 
+class VectorStoreState(BaseModel):
+    kind: str = Field(description="chroma, chroma-http or milvus (the `vector_store` setting)")
+    collection: str = Field(description="Named per vault and embedding model on servers")
+    location: str = Field(description="Folder, server URL or Milvus Lite file")
+    reachable: bool = Field(description="False while the store cannot be reached (BM25 serves)")
+    error: str | None = Field(description="Why it cannot be reached, and what to check")
+
+
 class Status(BaseModel):
     vault: str
     data_dir: str
@@ -99,6 +107,7 @@ class Status(BaseModel):
     watching: bool
     asks: AskCounts
     note: NoteState | None = Field(None, description="Only when `?path=` is given")
+    vector_store: VectorStoreState | None = Field(None, description="Where the vectors live")
 
 
 # -- notes -------------------------------------------------------------------------------------

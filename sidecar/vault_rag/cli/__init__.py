@@ -10,6 +10,7 @@ from vault_rag.cli import (  # noqa: F401  (registers commands)
     index_commands,
     notes,
     serve_commands,
+    store_commands,
 )
 from vault_rag.cli.app import app
 

@@ -15,6 +15,7 @@ from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, 
 from vault_rag.context import make_indexer, open_index
 from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.index.lock import IndexLockedError
+from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.settings import Settings, load_settings
 
@@ -32,6 +33,8 @@ def _refresh_index(settings: Settings, index: VaultIndex, quiet: bool) -> str | 
         summary = indexer.run()
     except IndexLockedError as exc:
         return f"the index is being updated by another process, answering from it as it is ({exc})"
+    except StoreUnavailableError as exc:
+        return f"the vector store cannot be reached, answering from BM25 alone ({exc})"
     if not quiet and (summary.notes_changed or summary.notes_deleted or summary.chunks_embedded):
         err.print(f"[dim]indexed: {summary.line()}[/]", highlight=False)
     return None

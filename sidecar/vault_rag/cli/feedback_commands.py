@@ -16,6 +16,7 @@ from vault_rag.feedback.answers import UnknownAnswerError
 from vault_rag.feedback.promote import PromoteError, promote_by_id
 from vault_rag.feedback.store import submit_feedback
 from vault_rag.index.lock import IndexLockedError
+from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import ModelMismatchError
 from vault_rag.settings import Settings, load_settings
 
@@ -112,7 +113,7 @@ def _index(settings: Settings) -> bool:
     try:
         make_indexer(settings, index).run()
         return True
-    except (IndexLockedError, ModelMismatchError, EmbeddingError) as exc:
+    except (IndexLockedError, ModelMismatchError, EmbeddingError, StoreUnavailableError) as exc:
         err.print(f"[yellow]note:[/] not indexed yet: {exc}", highlight=False)
         return False
     finally:

@@ -11,7 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
+from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
 from vault_rag.context import make_indexer, open_index
 from vault_rag.doctor import DamagedDataError, diagnose
 from vault_rag.embeddings.base import EmbeddingError
@@ -20,6 +20,8 @@ from vault_rag.index.indexer import Indexer, IndexSummary
 from vault_rag.index.indexer import Progress as IndexProgress
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.status import index_status
+from vault_rag.index.stores.base import StoreUnavailableError
+from vault_rag.index.stores.factory import store_info
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.settings import Settings, config_file_path, load_settings
@@ -79,6 +81,11 @@ def index(
         summary = run_with_progress(indexer)
     except (IndexLockedError, ModelMismatchError, EmbeddingError) as exc:
         fail(str(exc))
+    except StoreUnavailableError as exc:
+        fail(
+            f"{exc}. Notes are chunked and searchable by BM25; their vectors wait in the "
+            "manifest: run `vault-rag index` again once the store answers (nothing is re-embedded)"
+        )
     except KeyboardInterrupt:
         out.print("interrupted: finished work is kept; run `vault-rag index` again to resume")
         raise typer.Exit(130) from None
@@ -123,6 +130,8 @@ def search(
         started = time.perf_counter()
         results = hybrid_search(vault_index, query, options)
         elapsed = time.perf_counter() - started
+        if vault_index.store_error:
+            err.print(f"[yellow]warning[/] BM25 only: {vault_index.store_error}", highlight=False)
     except (ModelMismatchError, EmbeddingError) as exc:
         fail(str(exc))
         return
@@ -174,6 +183,17 @@ def status(
             "index from the vault (`vault-rag serve` and `vault-rag index` do so too)"
         )
     info = index_status(data, note)
+    if info.get("model_id"):
+        wanted = store_info(settings, vault, data, info["model_id"])
+        info["configured_store"] = wanted.describe()
+        if info.get("vector_store") and (info["vector_store"], info["collection"]) != (
+            wanted.kind,
+            wanted.collection,
+        ):
+            info["store_mismatch"] = (
+                f"the settings select {wanted.describe()}; run `vault-rag migrate --to "
+                f"{wanted.kind} --vault {vault}` (or `vault-rag index --rebuild`)"
+            )
     if as_json:
         sys.stdout.write(json.dumps(info, ensure_ascii=False, indent=2) + "\n")
         return

@@ -11,6 +11,7 @@ Crash safety comes from ordering, not from a distributed transaction:
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -21,6 +22,7 @@ from vault_rag.chunking.chunker import ChunkOptions
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import NoteRecord
+from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.pipeline import chunk_vault_note, pipeline_signature
 from vault_rag.vault.links import NoteIndex, parse_link
@@ -29,6 +31,7 @@ from vault_rag.vault.reader import DEFAULT_IGNORES, iter_note_paths
 from vault_rag.vault.types import ResolvedNote
 
 MISSING_PREFIX = "missing:"
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -106,6 +109,7 @@ class Indexer:
         )
         self.batch_size = batch_size
         self.lock = WriterLock(index.data_dir)
+        self.store_synced = False  # the store-side reconcile has run since this object began
 
     # -- the whole run --------------------------------------------------------------------
     def run(self, progress: Progress | None = None, embed_limit: int | None = None) -> IndexSummary:
@@ -126,12 +130,14 @@ class Indexer:
             for record in scan.touched:
                 self.index.manifest.touch_note(record)
             summary.notes_reindexed = self.apply(scan, progress)
+            # Chunked with this pipeline: recorded now, so a run that stops while embedding
+            # (store down, Ctrl-C) does not re-chunk every note next time.
+            self.index.manifest.set_meta("pipeline", signature)
             embedded, reused = self.embed_pending(progress, limit=embed_limit)
             summary.chunks_embedded, summary.chunks_reused = embedded, reused
             counts = self.index.manifest.counts()
             summary.chunks_pending = counts["pending"]
             summary.warnings = counts["warnings"]
-            self.index.manifest.set_meta("pipeline", signature)
             if not summary.chunks_pending:
                 self.index.manifest.prune_vectors()
         summary.seconds = time.monotonic() - started
@@ -140,18 +146,35 @@ class Indexer:
 
     # -- 1. make the projections agree with the manifest -------------------------------------
     def reconcile(self) -> None:
-        manifest, store, lexical = self.index.manifest, self.index.store, self.index.lexical
+        manifest, lexical = self.index.manifest, self.index.lexical
         known = manifest.chunk_ids()
-        stored = store.ids()
-        store.delete(sorted(stored - known))
-        lost = manifest.embedded_ids() - stored
-        if lost:
-            manifest.mark_embedded(lost, embedded=False)
         lexical_ids = lexical.ids()
         lexical.delete(sorted(lexical_ids - known))
         missing = known - lexical_ids
         if missing:
             lexical.upsert(_lexical_items(manifest.chunks(missing).values()))
+        self.reconcile_store()
+
+    def reconcile_store(self) -> bool:
+        """The vector-store half of `reconcile`. A store that cannot be reached is left for
+        later (`embed_pending` retries first): chunking and BM25 go on without it."""
+        manifest, store = self.index.manifest, self.index.store
+        try:
+            known = manifest.chunk_ids()
+            stored = store.ids()
+            store.delete(sorted(stored - known))
+        except StoreUnavailableError as exc:
+            self._store_down(exc)
+            return False
+        lost = manifest.embedded_ids() - stored
+        if lost:
+            manifest.mark_embedded(lost, embedded=False)
+        self.store_synced, self.index.store_error = True, None
+        return True
+
+    def _store_down(self, exc: StoreUnavailableError) -> None:
+        log.warning("vector store: %s", exc)
+        self.store_synced, self.index.store_error = False, str(exc)
 
     # -- 2. what changed on disk ---------------------------------------------------------
     def scan(self, force: bool = False) -> ScanResult:
@@ -232,13 +255,20 @@ class Indexer:
     def _drop(self, ids: list[str]) -> None:
         if ids:
             self.index.lexical.delete(ids)
-            self.index.store.delete(ids)
+            try:
+                self.index.store.delete(ids)
+            except StoreUnavailableError as exc:
+                # The manifest no longer has them (search skips them); the store-side
+                # reconcile deletes them once the store answers again.
+                self._store_down(exc)
 
     # -- 4. vectors ------------------------------------------------------------------------
     def embed_pending(self, progress: Progress, limit: int | None = None) -> tuple[int, int]:
         """Give every pending chunk a vector: from the cache when its content hash is known,
         else from the model. Returns (embedded by the model, reused)."""
         manifest, provider = self.index.manifest, self.index.provider
+        if not self.store_synced and not self.reconcile_store():
+            raise StoreUnavailableError(self.index.store_error or "the vector store is down")
         total = manifest.counts()["pending"]
         if limit is not None:
             total = min(total, limit)
@@ -261,12 +291,18 @@ class Indexer:
                 vectors.update(new)
             embedded += len(todo)
             reused += len(batch) - len(todo)
-            self.index.store.upsert(
-                [p.id for p in batch],
-                [vectors[p.content_hash] for p in batch],
-                [p.chunk.text for p in batch],
-                [_store_metadata(p.chunk) for p in batch],
-            )
+            try:
+                self.index.store.upsert(
+                    [p.id for p in batch],
+                    [vectors[p.content_hash] for p in batch],
+                    [p.chunk.text for p in batch],
+                    [store_metadata(p.chunk) for p in batch],
+                )
+            except StoreUnavailableError as exc:
+                # The vectors are cached by content hash and the chunks stay pending: nothing
+                # is lost, the next attempt re-sends them without calling the model.
+                self._store_down(exc)
+                raise
             manifest.mark_embedded(p.id for p in batch)
             done += len(batch)
             progress.on_advance(len(batch))
@@ -295,7 +331,7 @@ def note_dependencies(
     return deps, warnings
 
 
-def _store_metadata(chunk: Chunk) -> dict[str, object]:
+def store_metadata(chunk: Chunk) -> dict[str, object]:
     return {
         "note_path": chunk.note_path,
         "origin": chunk.origin,

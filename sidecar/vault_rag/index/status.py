@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_rag.index.manifest import Manifest
+from vault_rag.index.stores.factory import EMBEDDED_COLLECTION, EMBEDDED_DIR
 from vault_rag.index.vault_index import MANIFEST_FILE
 
 
@@ -25,6 +26,7 @@ def index_status(data_dir: Path, note: str | None = None) -> dict[str, Any]:
             "embed_rate_per_s": round(rate, 2) if rate else None,
             "eta_seconds": round(counts["pending"] / rate) if rate and counts["pending"] else 0,
             "last_run": manifest.get_meta("last_run"),
+            **bound_store(manifest, data_dir),
             "warnings": manifest.warnings(),
         }
         info["warnings_count"] = len(info["warnings"])
@@ -50,4 +52,24 @@ def note_state(manifest: Manifest, note: str) -> dict[str, Any]:
         "embedded": rows[1],
         "pending": rows[0] - rows[1],
         "warnings": manifest.warnings(note),
+    }
+
+
+def bound_store(manifest: Manifest, data_dir: Path) -> dict[str, Any]:
+    """The backend and collection the manifest's vectors were written to (see
+    `VaultIndex.bound_store`; indexes from before the setting are embedded Chroma)."""
+    kind, collection = manifest.get_meta("vector_store"), manifest.get_meta("collection")
+    if not (kind and collection):
+        if not manifest.counts()["embedded"]:
+            return {"vector_store": None, "collection": None, "store_location": None}
+        kind, collection = "chroma", EMBEDDED_COLLECTION
+        return {
+            "vector_store": kind,
+            "collection": collection,
+            "store_location": str(data_dir / EMBEDDED_DIR),
+        }
+    return {
+        "vector_store": kind,
+        "collection": collection,
+        "store_location": manifest.get_meta("store_location"),
     }

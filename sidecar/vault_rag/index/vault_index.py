@@ -11,7 +11,13 @@ from pathlib import Path
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.index.lexical import LexicalIndex
 from vault_rag.index.manifest import Manifest
-from vault_rag.index.vector_store import ChromaStore, VectorStore
+from vault_rag.index.stores.factory import (
+    EMBEDDED_COLLECTION,
+    EMBEDDED_DIR,
+    StoreInfo,
+    embedded_chroma,
+)
+from vault_rag.index.vector_store import VectorStore
 from vault_rag.private_files import private_dir
 
 MANIFEST_FILE = "manifest.sqlite3"
@@ -22,6 +28,12 @@ class ModelMismatchError(RuntimeError):
     """The index was built with another embedding model."""
 
 
+class StoreMismatchError(ModelMismatchError):
+    """The configured vector store is not the one the manifest's vectors were written to.
+    A kind of model mismatch (the vectors the manifest counts on are not there), so every
+    caller that reports one reports the other."""
+
+
 class VaultIndex:
     def __init__(
         self,
@@ -29,13 +41,20 @@ class VaultIndex:
         data_dir: Path,
         provider: EmbeddingProvider,
         store: VectorStore | None = None,
+        store_info: StoreInfo | None = None,
     ) -> None:
         self.vault_root = vault_root.resolve()
         self.data_dir = data_dir
         self.provider = provider
         private_dir(data_dir)  # 0700 (files 0600): the index holds the notes' text
         self.manifest = Manifest(data_dir / MANIFEST_FILE)
-        self.store: VectorStore = store if store is not None else ChromaStore(data_dir)
+        self.store: VectorStore = store if store is not None else embedded_chroma(data_dir)
+        self.store_info = store_info or StoreInfo(
+            "chroma", EMBEDDED_COLLECTION, str(data_dir / EMBEDDED_DIR)
+        )
+        # The last "cannot reach the store" message (None: fine). Search falls back to BM25 and
+        # the writer retries meanwhile; `/v1/status` shows it.
+        self.store_error: str | None = None
         self.lexical = LexicalIndex(data_dir / LEXICAL_DIR)
 
     @property
@@ -51,11 +70,44 @@ class VaultIndex:
                 f"{self.provider.model_id!r} is configured; run `vault-rag index --rebuild` "
                 "to re-embed with the new model (or switch the setting back)"
             )
+        self.check_store()
+
+    def bound_store(self) -> tuple[str, str] | None:
+        """(kind, collection) the manifest's vectors were written to; None: nothing yet.
+        Indexes from before the store setting existed were embedded Chroma's `chunks`."""
+        kind, collection = (
+            self.manifest.get_meta("vector_store"),
+            self.manifest.get_meta("collection"),
+        )
+        if kind and collection:
+            return kind, collection
+        if self.manifest.counts()["embedded"]:
+            return "chroma", EMBEDDED_COLLECTION
+        return None
+
+    def check_store(self) -> None:
+        """Refuse to search or index against a store that does not hold this index's vectors."""
+        bound = self.bound_store()
+        wanted = (self.store_info.kind, self.store_info.collection)
+        if bound is not None and bound != wanted:
+            raise StoreMismatchError(
+                f"this index's vectors are in {bound[0]} collection {bound[1]!r}, but the "
+                f"settings select {self.store_info.describe()}; run `vault-rag migrate --to "
+                f"{self.store_info.kind} --vault {self.vault_root}` to copy them there (no "
+                "re-embedding), or `vault-rag index --rebuild`, or switch `vector_store` back"
+            )
+
+    def claim_store(self) -> None:
+        self.manifest.set_meta("vector_store", self.store_info.kind)
+        self.manifest.set_meta("collection", self.store_info.collection)
+        self.manifest.set_meta("store_location", self.store_info.location)
 
     def claim_model(self) -> None:
         if self.model_id is None:
             self.manifest.set_meta("model_id", self.provider.model_id)
             self.manifest.set_meta("dimension", str(self.provider.dimension))
+        if self.bound_store() is None:
+            self.claim_store()
 
     def clear(self) -> None:
         """Drop every stored chunk and vector (a rebuild); the vault itself is never touched."""
@@ -63,8 +115,12 @@ class VaultIndex:
         self.manifest.set_meta("model_id", self.provider.model_id)
         self.manifest.set_meta("dimension", str(self.provider.dimension))
         self.store.reset()
+        self.claim_store()
         self.lexical.clear()
 
     def close(self) -> None:
+        close_store = getattr(self.store, "close", None)
+        if close_store is not None:
+            close_store()
         self.lexical.close()
         self.manifest.close()

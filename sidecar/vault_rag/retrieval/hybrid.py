@@ -15,6 +15,7 @@ results within about 18 % of each other can swap).
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +24,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from vault_rag.chunking.types import Chunk
+from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.paths import UnsafePathError, resolve_inside
@@ -32,6 +34,7 @@ PriorFn = Callable[[Sequence[str]], Mapping[str, float]]
 MAX_PRIOR_WEIGHT = 0.5  # above this the prior would outweigh retrieval rather than nudge it
 PROMOTED = "promoted"  # frontmatter `origin:` of an answer saved as a note
 Retriever = Literal["dense", "lexical"]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -99,9 +102,8 @@ def hybrid_search(
     depth = max(opts.candidates, opts.k * 5)
 
     dense: list[tuple[str, float]] = []
-    if "dense" in opts.retrievers and index.store.count():
-        vector = index.provider.embed_query(query)
-        dense = index.store.search(vector, depth, sorted(allowed) if allowed is not None else None)
+    if "dense" in opts.retrievers:
+        dense = _dense(index, query, depth, allowed)
     lexical: list[tuple[str, float]] = []
     if "lexical" in opts.retrievers:
         lexical = index.lexical.search(query, depth, folder=opts.folder, tag=opts.tag)
@@ -144,6 +146,24 @@ def hybrid_search(
     for result in results:  # after merging: a result may now cite another note
         result.promoted = _cached_is_promoted(index, result.note_path, promoted)
     return results
+
+
+def _dense(
+    index: VaultIndex, query: str, depth: int, allowed: set[str] | None
+) -> list[tuple[str, float]]:
+    """Dense candidates; none while the vector store cannot be reached (BM25 still serves,
+    and `index.store_error` says why for `/v1/status`)."""
+    try:
+        if not index.store.count():
+            return []
+        vector = index.provider.embed_query(query)
+        found = index.store.search(vector, depth, sorted(allowed) if allowed is not None else None)
+    except StoreUnavailableError as exc:
+        log.warning("dense search skipped: %s", exc)
+        index.store_error = str(exc)
+        return []
+    index.store_error = None
+    return found
 
 
 def _allowed_note_paths(index: VaultIndex, opts: SearchOptions) -> set[str] | None:

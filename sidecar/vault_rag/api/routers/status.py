@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from vault_rag.api.deps import State, note_path
-from vault_rag.api.schemas import AskCounts, NoteState, Status, WriterState
+from vault_rag.api.schemas import AskCounts, NoteState, Status, VectorStoreState, WriterState
 from vault_rag.index.status import note_state
 
 router = APIRouter(tags=["status"])
@@ -62,4 +62,11 @@ def status(
         watching=state.watcher is not None,
         asks=AskCounts(**vars(state.asks)),
         note=note,
+        vector_store=VectorStoreState(
+            kind=state.index.store_info.kind,
+            collection=state.index.store_info.collection,
+            location=state.index.store_info.location,
+            reachable=state.index.store_error is None,
+            error=state.index.store_error,
+        ),
     )

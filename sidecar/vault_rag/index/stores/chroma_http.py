@@ -14,7 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from vault_rag.index.stores.base import StoreUnavailableError, batches, scalar_metadata
+from vault_rag.index.stores.base import (
+    Breaker,
+    StoreUnavailableError,
+    batches,
+    scalar_metadata,
+)
 
 T = TypeVar("T")
 WRITE_BATCH = 1000  # rows per request (the server's max batch size is far larger)
@@ -33,13 +38,20 @@ def parse_chroma_url(url: str) -> tuple[str, int, bool]:
 class ChromaHttpStore:
     kind = "chroma-http"
 
-    def __init__(self, url: str, collection: str, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        collection: str,
+        headers: Mapping[str, str] | None = None,
+        retry_after: float = 5.0,
+    ) -> None:
         self.url = url
         self.collection_name = collection
         self._host, self._port, self._ssl = parse_chroma_url(url)
         self._headers = dict(headers or {})
         self._client: Any = None
         self._collection: Any = None
+        self._breaker = Breaker(retry_after)
 
     @property
     def location(self) -> str:
@@ -49,6 +61,7 @@ class ChromaHttpStore:
     def _connect(self) -> Any:
         if self._collection is not None:
             return self._collection
+        self._breaker.check()
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
@@ -68,7 +81,8 @@ class ChromaHttpStore:
             )
         except Exception as exc:
             self._client = self._collection = None
-            raise self._unavailable(exc) from exc
+            raise self._breaker.trip(self._unavailable(exc)) from exc
+        self._breaker.reset()
         return self._collection
 
     def _call(self, fn: Callable[[Any], T]) -> T:
@@ -78,7 +92,7 @@ class ChromaHttpStore:
         except Exception as exc:
             if _is_connection_error(exc):
                 self._client = self._collection = None  # reconnect on the next call
-                raise self._unavailable(exc) from exc
+                raise self._breaker.trip(self._unavailable(exc)) from exc
             raise
 
     def _unavailable(self, exc: BaseException) -> StoreUnavailableError:
@@ -87,6 +101,9 @@ class ChromaHttpStore:
             "start it (`chroma run --path DIR --port N`), or check `chroma_url` and "
             "`chroma_headers`"
         )
+
+    def close(self) -> None:
+        self._client = self._collection = None
 
     def check(self) -> None:
         """Raise `StoreUnavailableError` unless the server answers (start-up, status)."""

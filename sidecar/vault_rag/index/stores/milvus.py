@@ -17,8 +17,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
-from vault_rag.index.stores.base import StoreUnavailableError, batches, scalar_metadata
+from vault_rag.index.stores.base import (
+    Breaker,
+    StoreUnavailableError,
+    batches,
+    scalar_metadata,
+)
 
 T = TypeVar("T")
 WRITE_BATCH = 500  # rows per request: stays well under the gRPC message limit at dim 1024+
@@ -37,7 +43,12 @@ class MilvusStore:
     kind = "milvus"
 
     def __init__(
-        self, uri: str, collection: str, token: str | None = None, timeout: float = 10.0
+        self,
+        uri: str,
+        collection: str,
+        token: str | None = None,
+        timeout: float = 10.0,
+        retry_after: float = 5.0,
     ) -> None:
         self.uri = uri
         self.collection_name = collection
@@ -45,15 +56,20 @@ class MilvusStore:
         self._timeout = timeout
         self._client: Any = None
         self._exists: bool | None = None  # cached has_collection
+        self._breaker = Breaker(retry_after)
 
     @property
     def location(self) -> str:
-        return self.uri if is_lite_uri(self.uri) else self.uri.split("@")[-1]
+        if is_lite_uri(self.uri):
+            return self.uri
+        parts = urlsplit(self.uri)  # never show credentials written into the URI
+        return parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]).geturl()
 
     # -- connection ---------------------------------------------------------------------------
     def _connect(self) -> Any:
         if self._client is not None:
             return self._client
+        self._breaker.check()
         try:
             from pymilvus import MilvusClient
 
@@ -67,7 +83,8 @@ class MilvusStore:
                 "pip install 'vault-rag[milvus]'"
             ) from exc
         except Exception as exc:
-            raise self._unavailable(exc) from exc
+            raise self._breaker.trip(self._unavailable(exc)) from exc
+        self._breaker.reset()
         return self._client
 
     def _call(self, fn: Callable[[Any], T]) -> T:
@@ -77,8 +94,12 @@ class MilvusStore:
         except Exception as exc:
             if _is_connection_error(exc):
                 self._drop_client()
-                raise self._unavailable(exc) from exc
+                raise self._breaker.trip(self._unavailable(exc)) from exc
             raise
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._drop_client()
 
     def _drop_client(self) -> None:
         client, self._client, self._exists = self._client, None, None
@@ -86,10 +107,16 @@ class MilvusStore:
             client.close()
 
     def _unavailable(self, exc: BaseException) -> StoreUnavailableError:
-        where = f"Milvus Lite file {self.uri}" if is_lite_uri(self.uri) else f"Milvus at {self.uri}"
+        reason = f"{type(exc).__name__}: {_first_line(exc)}"
+        if is_lite_uri(self.uri):
+            return StoreUnavailableError(
+                f"the Milvus Lite file {self.uri} cannot be opened ({reason}); Milvus Lite "
+                "allows one process at a time (stop `vault-rag serve` first, or set "
+                "`milvus_uri` to a Milvus server)"
+            )
         return StoreUnavailableError(
-            f"{where} cannot be reached ({type(exc).__name__}: {_first_line(exc)}); "
-            "check that the server runs and `milvus_uri` / `milvus_token` are right"
+            f"Milvus at {self.uri} cannot be reached ({reason}); check that the server runs "
+            "and `milvus_uri` / `milvus_token` are right"
         )
 
     def check(self) -> None:

@@ -1,0 +1,41 @@
+"""`vault-rag migrate`: move the index's vectors to another vector-store backend."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import typer
+
+from vault_rag.cli.app import DataDirOption, VaultOption, app, fail, out
+from vault_rag.index.lock import IndexLockedError
+from vault_rag.index.migrate import MigrateError, migrate_index
+from vault_rag.index.stores.base import StoreUnavailableError
+from vault_rag.settings import load_settings
+
+Backend = Literal["chroma", "chroma-http", "milvus"]
+
+
+@app.command()
+def migrate(
+    to: Annotated[Backend, typer.Option("--to", help="The backend to copy the vectors into.")],
+    vault: VaultOption,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Copy the index's vectors into another vector store (chroma, chroma-http, milvus) from
+    the manifest's vector cache, without re-embedding; the store's address comes from the
+    settings (`chroma_url`, `milvus_uri`, ...). Then set `vector_store` to the same value."""
+    settings = load_settings(vault=vault, data_dir=data_dir, vector_store=to)
+    target_dir = settings.resolved_data_dir()
+    out.print(f"index: {target_dir}", highlight=False)
+    try:
+        summary = migrate_index(settings, vault, target_dir)
+    except (MigrateError, IndexLockedError, StoreUnavailableError) as exc:
+        fail(str(exc))
+        return
+    out.print(summary.line(), highlight=False)
+    if load_settings(vault=vault, data_dir=data_dir).vector_store != to:
+        out.print(
+            f'now set vector_store = "{to}" (settings file) or VAULT_RAG_VECTOR_STORE={to}: '
+            "search refuses the old store from here on",
+            highlight=False,
+        )
