@@ -20,6 +20,7 @@ from vault_rag.evaluation.metrics import (
     score,
 )
 from vault_rag.evaluation.qa import QAError, QAItem, load_qa
+from vault_rag.evaluation.report import to_markdown
 from vault_rag.evaluation.retrieval import evaluate
 
 
@@ -131,6 +132,12 @@ def test_evaluate_groups_by_kind_skips_off_topic_and_lists_misses():
     assert set(misses) == {"q2", "q3"}
     assert misses["q2"]["gold_rank"] == 2 and misses["q3"]["gold_rank"] is None
     assert misses["q3"]["first"] == {"note_path": "Y.md", "heading_path": "Y > Top"}
+
+    markdown = to_markdown(report, "fixed set").splitlines()
+    # nDCG@10 = (1 + 1/log2(3) + 0) / 3 = 0.544
+    assert "| fixed | .333 | .667 | .667 | .500 | .544 |" in markdown
+    assert "| lexical | 1 | 1.00 / 1.00 / 1.00 |" in markdown
+    assert "| paraphrase | 2 | .000 / .500 / .250 |" in markdown
 
 
 def test_question_file_errors_name_every_bad_line(tmp_path: Path):

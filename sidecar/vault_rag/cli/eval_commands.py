@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
@@ -16,6 +17,7 @@ from vault_rag.context import make_indexer, open_index
 from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.evaluation.metrics import MEASURES
 from vault_rag.evaluation.qa import QAError, load_qa
+from vault_rag.evaluation.report import LABELS, to_markdown
 from vault_rag.evaluation.retrieval import SIDES, IndexSystem, System, evaluate, search_options
 from vault_rag.index.indexer import IndexSummary
 from vault_rag.index.lock import IndexLockedError
@@ -64,6 +66,9 @@ def eval_command(
         typer.Option("--baseline", help="Also score the naive LangChain pipeline (dense, hybrid)."),
     ] = None,
     as_json: JsonOption = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the tables as Markdown (docs/retrieval.md).")
+    ] = False,
 ) -> None:
     """Recall@1/5/10, MRR@10 and nDCG@10 of the vault search on question files, at note and
     heading level, overall and per kind, with the misses. The index is brought up to date
@@ -130,6 +135,9 @@ def eval_command(
         }
     if as_json:
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    elif markdown:
+        title = f"{vault.name}: {', '.join(f.name for f in qa)}"
+        sys.stdout.write(to_markdown(report, title))
     else:
         _print(report)
 
@@ -150,18 +158,11 @@ def _update_index(settings: Settings, vault_index: VaultIndex) -> IndexSummary:
     return summary
 
 
-_HEADERS = {
-    "recall@1": "R@1",
-    "recall@5": "R@5",
-    "recall@10": "R@10",
-    "mrr@10": "MRR@10",
-    "ndcg@10": "nDCG@10",
-}
-
-
 def _print(report: dict[str, Any]) -> None:
+    # Piped output would be cut at 80 columns; the tables need about 100.
+    console = out if out.is_terminal else Console(width=max(out.width, 110))
     k = report["k"]
-    out.print(
+    console.print(
         f"{report['questions']} questions: {report['scored']} scored, "
         f"{report['off_topic']} off-topic (skipped), {report['with_heading']} with gold_heading; "
         f"metrics at depth {k}",
@@ -172,7 +173,7 @@ def _print(report: dict[str, Any]) -> None:
         if not any(s[level].get("overall", {}).get("n") for s in systems.values()):
             continue
         table = Table(title=title)
-        for column in ("scope", "n", "system", *(_HEADERS[m] for m in MEASURES)):
+        for column in ("scope", "n", "system", *(LABELS[m] for m in MEASURES)):
             table.add_column(column, justify="left" if column in ("scope", "system") else "right")
         first = next(iter(systems.values()))[level]
         scopes = [("overall", first["overall"]), *first["by_kind"].items()]
@@ -185,17 +186,17 @@ def _print(report: dict[str, Any]) -> None:
                 table.add_row(label, str(stats["n"]) if position == 0 else "", name, *values)
             if number < len(scopes) - 1:
                 table.add_section()
-        out.print(table)
+        console.print(table)
     for name, data in systems.items():
         if name.startswith("naive"):
             continue  # the naive lists' misses are in --json
         misses = data["misses"]
-        out.print(f"\n[bold]{name}[/]: {len(misses)} questions without the gold note at rank 1")
+        console.print(f"\n[bold]{name}[/]: {len(misses)} questions without the gold note at rank 1")
         for miss in misses:
             rank = miss["gold_rank"] or f">{k}"
             top = miss["first"]
             first = f"{top['note_path']}#{top['heading_path']}" if top else "(nothing)"
-            out.print(
+            console.print(
                 f"  {miss['id']} [{miss['kind']}] gold rank {rank}: {miss['question']}\n"
                 f"      gold {', '.join(miss['gold'])}\n      first {first}",
                 highlight=False,
