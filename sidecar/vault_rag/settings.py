@@ -110,6 +110,9 @@ class Settings(BaseSettings):
     watch_max_delay: float = Field(default=5.0, gt=0)  # a never-quiet vault still flushes
     watch_retry_delay: float = Field(default=1.0, gt=0)  # a file still being written: look again
     index_batch_notes: int = Field(default=200, ge=1)  # notes per index write batch
+    # `GET /v1/related`: notes near a note, from its stored vectors (retrieval/related.py)
+    related_k: int = Field(default=10, ge=1, le=100)  # related notes returned by default
+    related_max_query_chunks: int = Field(default=24, ge=1)  # a long note: evenly spaced chunks
     # --- end of server settings ----------------------------------------------------------------
 
     @classmethod

@@ -16,7 +16,7 @@ from vault_rag import __version__
 from vault_rag.api.deps import ServerState, require_token
 from vault_rag.api.errors import install_error_handlers
 from vault_rag.api.middleware import BodyLimitMiddleware, CORSMiddleware, HostCheckMiddleware
-from vault_rag.api.routers import answers, ask, health, notes, search, status, threads
+from vault_rag.api.routers import answers, ask, health, notes, related, search, status, threads
 from vault_rag.api.schemas import ErrorBody
 from vault_rag.context import make_indexer, open_index
 from vault_rag.index.stores.base import StoreUnavailableError
@@ -97,7 +97,7 @@ def create_app(
     install_error_handlers(app)
     v1 = APIRouter(prefix="/v1")
     v1.include_router(health.router)
-    for module in (status, notes, search, ask, threads, answers):
+    for module in (status, notes, search, related, ask, threads, answers):
         v1.include_router(module.router, dependencies=[Depends(require_token)])
     app.include_router(v1)
     # Added last = runs first: host check, then CORS (so errors carry the grant), then limits.
@@ -224,10 +224,12 @@ def openapi_schema(app: FastAPI) -> dict[str, Any]:
                 extra["413"] = "Request body too large"
             if "requestBody" in operation or operation.get("parameters"):
                 extra["422"] = "Invalid JSON or invalid fields"
-            if path.startswith("/v1/notes") or path == "/v1/status":
+            if path.startswith("/v1/notes") or path in ("/v1/status", "/v1/related"):
                 extra["400"] = "Unsafe note path (absolute, `..`, empty)"
             if path == "/v1/threads/{thread_id}":
                 extra["404"] = "No such conversation"
+            if path == "/v1/related":
+                extra["404"] = "No such note in the index or the vault"
             if path in ("/v1/search", "/v1/notes"):
                 extra["503"] = "The embedding model is unavailable"
             for code, description in extra.items():

@@ -245,6 +245,28 @@ class SearchResponse(BaseModel):
     took_ms: float
 
 
+# -- related -----------------------------------------------------------------------------------
+class RelatedHit(BaseModel):
+    note_path: str
+    heading_path: str = Field(description="Heading path of the best-matching passage")
+    anchor: str = Field(description="Heading for a deep link `[[note#anchor]]`; may be empty")
+    line_start: int
+    line_end: int
+    snippet: str = Field(description="The start of that passage, whitespace collapsed")
+    score: float = Field(description="Cosine similarity of the closest pair of passages")
+    linked: bool = Field(description="The note already links to (or embeds) this one")
+
+
+class RelatedResponse(BaseModel):
+    path: str
+    status: Literal["ok", "pending", "not_indexed"] = Field(
+        description="ok; pending: indexed but none of its passages has a vector yet (empty "
+        "list, ask again later); not_indexed: the file exists but is not indexed yet"
+    )
+    chunks_used: int = Field(description="Passages of the note compared (stored vectors)")
+    related: list[RelatedHit] = Field(description="Best first; the note itself is never listed")
+
+
 # -- ask ---------------------------------------------------------------------------------------
 class AskRequest(ApiModel):
     question: Annotated[str, Field(min_length=1, max_length=4000), AfterValidator(_encodable)]

@@ -234,6 +234,14 @@ class Manifest:
         )
         return [chunk_from_json(r[0]) for r in rows]
 
+    def embedded_chunks(self, note_path: str) -> list[Chunk]:
+        """The note's chunks that the vector store holds, in note order."""
+        rows = self.db.execute(
+            "SELECT data FROM chunks WHERE note_path=? AND embedded=1 ORDER BY ordinal",
+            (note_path,),
+        )
+        return [chunk_from_json(r[0]) for r in rows]
+
     def pending(self, limit: int) -> list[PendingChunk]:
         """Chunks not yet in the vector store, recently changed notes first."""
         rows = self.db.execute(
