@@ -76,3 +76,7 @@ export async function openAskView(app: App, viewType: string): Promise<void> {
 export function openAskViewCommand(app: App, viewType: string): Command {
   return { id: "open-ask-pane", name: "Ask the vault", callback: () => void openAskView(app, viewType) };
 }
+
+export function openRelatedViewCommand(app: App, viewType: string): Command {
+  return { id: "open-related-notes", name: "Show related notes", callback: () => void openAskView(app, viewType) };
+}

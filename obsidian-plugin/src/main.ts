@@ -1,12 +1,19 @@
 import { Plugin, resolveSubpath } from "obsidian";
 
-import { BackgroundTasks, openAskView, openAskViewCommand, resolveActiveNoteCommand } from "./commands";
+import {
+  BackgroundTasks,
+  openAskView,
+  openAskViewCommand,
+  openRelatedViewCommand,
+  resolveActiveNoteCommand,
+} from "./commands";
 import { obsidianVault } from "./resolver/obsidian";
 import { Services } from "./services";
 import { parseSettings, type SettingsHost, type VaultRagSettings, VaultRagSettingTab } from "./settings";
 import { parsePersistedSync, syncEvents } from "./sync";
 import { type TokenStore, tokenStore } from "./token";
 import { AskView, VIEW_TYPE_ASK } from "./view/askView";
+import { RelatedView, VIEW_TYPE_RELATED } from "./view/relatedView";
 
 /** Lifecycle only: what `onload` registers, `onunload` (or Obsidian) takes down again. */
 export default class VaultRagPlugin extends Plugin implements SettingsHost {
@@ -34,6 +41,8 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     this.addCommand(resolveActiveNoteCommand(this.app, deps, this.tasks));
     this.registerView(VIEW_TYPE_ASK, (leaf) => new AskView(leaf, services.viewHost));
     this.addCommand(openAskViewCommand(this.app, VIEW_TYPE_ASK));
+    this.registerView(VIEW_TYPE_RELATED, (leaf) => new RelatedView(leaf, services.viewHost));
+    this.addCommand(openRelatedViewCommand(this.app, VIEW_TYPE_RELATED));
     this.addRibbonIcon("message-square", "Ask the vault", () => void openAskView(this.app, VIEW_TYPE_ASK));
     services.attachStatusBar(this.addStatusBarItem(), (el, callback) => this.registerDomEvent(el, "click", callback));
     // After layout-ready: Obsidian's start-up indexing events are not edits; reconcile covers them.

@@ -116,6 +116,7 @@ const CALLS: [string, (client: SidecarClient) => Promise<unknown>][] = [
   ["rename notes", (c) => c.renameNotes([{ oldPath: "A.md", newPath: "Folder/A.md" }])],
   ["hashes", (c) => c.noteHashes()],
   ["search", (c) => c.search("材质", 5)],
+  ["related", (c) => c.related("Rendering/Lumen.md", 5)],
   ["thread", (c) => c.thread("0123abcd")],
   ["feedback", (c) => c.feedback("ans-1", 1)],
   ["promote", (c) => c.promote("ans-1", { title: "T", folder: "UE" })],

@@ -99,8 +99,8 @@ describe("VaultRagPlugin", () => {
     const { fake, plugin } = await loadPlugin(fakeApp(vault, "A.md").app);
     plugins.push(plugin);
     expect(fake.settingTabs).toHaveLength(1);
-    expect(fake.commands.map((c) => c.id)).toEqual(["resolve-active-note-embeds", "open-ask-pane"]);
-    expect([...fake.views.keys()]).toEqual(["vault-rag-ask"]);
+    expect(fake.commands.map((c) => c.id)).toEqual(["resolve-active-note-embeds", "open-ask-pane", "open-related-notes"]);
+    expect([...fake.views.keys()]).toEqual(["vault-rag-ask", "vault-rag-related"]);
     expect(fake.ribbonIcons.map((r) => r.title)).toEqual(["Ask the vault"]);
     expect(fake.statusBarItems).toHaveLength(1);
     expect((fake.statusBarItems[0] as shim.FakeElement).textContent).toBe("RAG: connecting…");

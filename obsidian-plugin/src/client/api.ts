@@ -16,6 +16,7 @@ export const ROUTES = {
   rename: "/v1/notes/rename",
   hashes: "/v1/notes/hashes",
   search: "/v1/search",
+  related: "/v1/related",
   ask: "/v1/ask",
   thread: (id: string) => `/v1/threads/${encodeURIComponent(id)}`,
   feedback: (answerId: string) => `/v1/answers/${encodeURIComponent(answerId)}/feedback`,
@@ -209,6 +210,43 @@ export function parseHashes(value: unknown): Map<string, string> {
     throw new SidecarProtocolError("the sidecar's note hashes are not a mapping");
   }
   return out;
+}
+
+/** One note of `GET /v1/related`: its best-matching passage and whether the note links to it. */
+export interface RelatedNote {
+  note_path: string;
+  heading_path: string;
+  anchor: string;
+  line_start: number | null;
+  snippet: string;
+  score: number;
+  linked: boolean;
+}
+
+/** `GET /v1/related`: `pending` while the note has no vector yet, `not_indexed` before it is indexed. */
+export interface RelatedNotes {
+  path: string;
+  status: "ok" | "pending" | "not_indexed";
+  related: RelatedNote[];
+}
+
+export function parseRelated(value: unknown): RelatedNotes {
+  const data = asRecord(value);
+  const status = data.status === "pending" || data.status === "not_indexed" ? data.status : "ok";
+  const related: RelatedNote[] = [];
+  for (const item of Array.isArray(data.related) ? data.related : []) {
+    if (!isRecord(item) || typeof item.note_path !== "string" || !item.note_path) continue;
+    related.push({
+      note_path: item.note_path,
+      heading_path: str(item.heading_path),
+      anchor: str(item.anchor),
+      line_start: num(item.line_start),
+      snippet: str(item.snippet),
+      score: num(item.score) ?? 0,
+      linked: item.linked === true,
+    });
+  }
+  return { path: str(data.path), status, related };
 }
 
 /** `POST /v1/answers/{id}/promote`: the new note's vault-relative path. */

@@ -15,7 +15,9 @@ import {
   parseAskEvent,
   parseHashes,
   parsePromoted,
+  parseRelated,
   parseStatus,
+  type RelatedNotes,
   ROUTES,
   type SidecarStatus,
 } from "./api";
@@ -97,6 +99,12 @@ export class SidecarClient {
 
   async search(query: string, limit = 10, options: RequestOptions = {}): Promise<unknown> {
     return this.json("POST", ROUTES.search, { query, k: limit }, options);
+  }
+
+  /** `GET /v1/related`: the notes closest to `path`, from its stored vectors (no model call). */
+  async related(path: string, limit = 10, options: RequestOptions = {}): Promise<RelatedNotes> {
+    const query = `?path=${encodeURIComponent(path)}&k=${limit}`;
+    return parseRelated(await this.json("GET", ROUTES.related + query, undefined, { timeoutMs: 10_000, ...options }));
   }
 
   async thread(id: string, options: RequestOptions = {}): Promise<unknown> {

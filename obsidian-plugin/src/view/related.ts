@@ -1,0 +1,134 @@
+/**
+ * The related-notes list without DOM or Obsidian: what each row shows, the message for an empty
+ * list, the link text a drag carries, and `RelatedTracker`, which follows the active note —
+ * debounced (switching notes quickly asks once), latest wins (an older answer arriving late is
+ * dropped), and the previous request aborted.
+ */
+import type { RelatedNotes } from "../client";
+import { type Clock, systemClock } from "../sync/timing";
+
+/** Quiet time after `active-leaf-change` before asking the sidecar. */
+export const RELATED_DEBOUNCE_MS = 400;
+export const RELATED_LIMIT = 10;
+const HEADING_SEPARATOR = " > ";
+
+export interface RelatedItem {
+  path: string;
+  /** The file name without `.md`. */
+  name: string;
+  /** The deepest heading of the best-matching passage ("" before the first heading). */
+  heading: string;
+  snippet: string;
+  score: number;
+  /** The active note already links to it. */
+  linked: boolean;
+  /** What `openLinkText` opens: the note at the matching heading. */
+  linktext: string;
+}
+
+export function noteName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1).replace(/\.md$/i, "");
+}
+
+export function relatedItems(result: RelatedNotes): RelatedItem[] {
+  return result.related.map((note) => {
+    const parts = note.heading_path.split(HEADING_SEPARATOR);
+    const target = note.note_path.replace(/\.md$/i, "");
+    return {
+      path: note.note_path,
+      name: noteName(note.note_path),
+      heading: parts[parts.length - 1] ?? "",
+      snippet: note.snippet,
+      score: note.score,
+      linked: note.linked,
+      linktext: note.anchor ? `${target}#${note.anchor}` : target,
+    };
+  });
+}
+
+/** The line shown instead of (or above) the list; null when the list speaks for itself. */
+export function statusMessage(result: RelatedNotes): string | null {
+  if (result.status === "not_indexed") return "This note is not indexed yet.";
+  if (result.status === "pending") return "This note is still being indexed; its related notes appear once it is.";
+  return result.related.length === 0 ? "No related notes found." : null;
+}
+
+/** The wikilink a drag into an editor inserts; `linktext` as `fileToLinktext` gives it. */
+export function wikilink(linktext: string): string {
+  return `[[${linktext}]]`;
+}
+
+/** Ctrl-click (Cmd-click on macOS) opens in a new tab, as elsewhere in Obsidian. */
+export function wantsNewTab(event: { ctrlKey: boolean; metaKey: boolean }): boolean {
+  return event.ctrlKey || event.metaKey;
+}
+
+export type RelatedState =
+  | { kind: "none" } // no markdown note is active
+  | { kind: "loading"; path: string }
+  | { kind: "loaded"; path: string; result: RelatedNotes }
+  | { kind: "failed"; path: string; error: unknown };
+
+export type FetchRelated = (path: string, signal: AbortSignal) => Promise<RelatedNotes>;
+
+export class RelatedTracker {
+  private timer: unknown = null;
+  private controller: AbortController | null = null;
+  private path: string | null = null;
+
+  constructor(
+    private readonly fetchRelated: FetchRelated,
+    private readonly render: (state: RelatedState) => void,
+    private readonly clock: Clock = systemClock,
+    private readonly delayMs = RELATED_DEBOUNCE_MS,
+  ) {}
+
+  /** The active note changed (null: none, or not a markdown note). The same note again is a no-op. */
+  setActive(path: string | null): void {
+    if (path === this.path) return;
+    this.path = path;
+    this.cancel();
+    if (path === null) {
+      this.render({ kind: "none" });
+      return;
+    }
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = null;
+      void this.load(path);
+    }, this.delayMs);
+  }
+
+  /** Ask again for the current note now (a "refresh" click). */
+  refresh(): void {
+    this.cancel();
+    if (this.path !== null) void this.load(this.path);
+  }
+
+  destroy(): void {
+    this.cancel();
+    this.path = null;
+  }
+
+  private cancel(): void {
+    if (this.timer !== null) this.clock.clearTimeout(this.timer);
+    this.timer = null;
+    this.controller?.abort();
+    this.controller = null;
+  }
+
+  private async load(path: string): Promise<void> {
+    const controller = new AbortController();
+    this.controller = controller;
+    this.render({ kind: "loading", path });
+    try {
+      const result = await this.fetchRelated(path, controller.signal);
+      if (controller.signal.aborted || this.path !== path) return;
+      this.render({ kind: "loaded", path, result });
+    } catch (error) {
+      if (controller.signal.aborted || this.path !== path) return;
+      this.render({ kind: "failed", path, error });
+    } finally {
+      if (this.controller === controller) this.controller = null;
+    }
+  }
+}

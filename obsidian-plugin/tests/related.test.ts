@@ -1,0 +1,290 @@
+// @vitest-environment happy-dom
+/**
+ * The related-notes view: the pure list logic (`view/related.ts`), the tracker's debounce and
+ * latest-wins, and `RelatedView` on the obsidian shim with a real `SidecarClient` whose fetch
+ * answers like `GET /v1/related` — rows, the linked mark, statuses, click (Ctrl/Cmd: new tab),
+ * drag (`[[link]]` as text/plain) and following `active-leaf-change`.
+ */
+import type { WorkspaceLeaf } from "obsidian";
+import { afterEach, describe, expect, it } from "vitest";
+
+import { parseRelated, type RelatedNotes, SidecarClient } from "../src/client";
+import type { Clock } from "../src/sync/timing";
+import {
+  RELATED_DEBOUNCE_MS,
+  type RelatedState,
+  RelatedTracker,
+  relatedItems,
+  statusMessage,
+  wantsNewTab,
+  wikilink,
+} from "../src/view/related";
+import { RelatedView } from "../src/view/relatedView";
+import * as shim from "./__mocks__/obsidian";
+
+const ANSWER = {
+  path: "Rendering/Lumen.md",
+  status: "ok",
+  chunks_used: 3,
+  related: [
+    {
+      note_path: "Rendering/Nanite.md",
+      heading_path: "Nanite > Virtual geometry",
+      anchor: "Virtual geometry",
+      line_start: 12,
+      line_end: 20,
+      snippet: "Nanite streams clusters…",
+      score: 0.91,
+      linked: true,
+    },
+    {
+      note_path: "Tools/Profiling.md",
+      heading_path: "",
+      anchor: "",
+      line_start: 1,
+      line_end: 4,
+      snippet: "stat gpu shows…",
+      score: 0.74,
+      linked: false,
+    },
+  ],
+};
+
+/** A clock the test advances by hand. */
+function manualClock() {
+  let now = 0;
+  const timers: { at: number; run: () => void }[] = [];
+  const clock: Clock = {
+    now: () => now,
+    setTimeout: (run, ms) => {
+      const timer = { at: now + ms, run };
+      timers.push(timer);
+      return timer;
+    },
+    clearTimeout: (timer) => {
+      const i = timers.indexOf(timer as (typeof timers)[number]);
+      if (i >= 0) timers.splice(i, 1);
+    },
+  };
+  const tick = (ms: number) => {
+    now += ms;
+    for (const timer of timers.filter((t) => t.at <= now)) {
+      timers.splice(timers.indexOf(timer), 1);
+      timer.run();
+    }
+  };
+  return { clock, tick, pending: () => timers.length };
+}
+
+const flush = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe("the list logic", () => {
+  it("shows each note's name, deepest heading and a link to that heading", () => {
+    const items = relatedItems(parseRelated(ANSWER));
+    expect(items.map((i) => [i.name, i.heading, i.linktext, i.linked])).toEqual([
+      ["Nanite", "Virtual geometry", "Rendering/Nanite#Virtual geometry", true],
+      ["Profiling", "", "Tools/Profiling", false],
+    ]);
+  });
+
+  it("says why a list is empty", () => {
+    const empty = (status: string) => parseRelated({ path: "A.md", status, related: [] });
+    expect(statusMessage(empty("pending"))).toMatch(/still being indexed/);
+    expect(statusMessage(empty("not_indexed"))).toMatch(/not indexed yet/);
+    expect(statusMessage(empty("ok"))).toBe("No related notes found.");
+    expect(statusMessage(parseRelated(ANSWER))).toBeNull();
+  });
+
+  it("drags a wikilink; Ctrl or Cmd opens a new tab", () => {
+    expect(wikilink("Rendering/Nanite")).toBe("[[Rendering/Nanite]]");
+    expect(wantsNewTab({ ctrlKey: true, metaKey: false })).toBe(true);
+    expect(wantsNewTab({ ctrlKey: false, metaKey: true })).toBe(true);
+    expect(wantsNewTab({ ctrlKey: false, metaKey: false })).toBe(false);
+  });
+});
+
+describe("RelatedTracker", () => {
+  it("asks once after switching notes quickly, for the last one", async () => {
+    const { clock, tick } = manualClock();
+    const asked: string[] = [];
+    const states: RelatedState[] = [];
+    const tracker = new RelatedTracker(
+      async (path) => {
+        asked.push(path);
+        return parseRelated({ ...ANSWER, path });
+      },
+      (state) => states.push(state),
+      clock,
+    );
+    tracker.setActive("A.md");
+    tick(100);
+    tracker.setActive("B.md");
+    tick(RELATED_DEBOUNCE_MS - 1);
+    expect(asked).toEqual([]);
+    tick(1);
+    await flush();
+    expect(asked).toEqual(["B.md"]);
+    expect(states.map((s) => s.kind)).toEqual(["loading", "loaded"]);
+    tracker.setActive("B.md"); // the same note again (e.g. the view itself got focus)
+    tick(RELATED_DEBOUNCE_MS);
+    expect(asked).toEqual(["B.md"]);
+    tracker.setActive(null);
+    expect(states.at(-1)).toEqual({ kind: "none" });
+  });
+
+  it("drops a late answer for a note that is no longer active and aborts its request", async () => {
+    const { clock, tick } = manualClock();
+    const waiting = new Map<string, { resolve: (r: RelatedNotes) => void; signal: AbortSignal }>();
+    const states: RelatedState[] = [];
+    const tracker = new RelatedTracker(
+      (path, signal) => new Promise((resolve) => waiting.set(path, { resolve, signal })),
+      (state) => states.push(state),
+      clock,
+    );
+    tracker.setActive("A.md");
+    tick(RELATED_DEBOUNCE_MS);
+    tracker.setActive("B.md");
+    expect(waiting.get("A.md")?.signal.aborted).toBe(true);
+    waiting.get("A.md")?.resolve(parseRelated({ ...ANSWER, path: "A.md" }));
+    await flush();
+    expect(states.filter((s) => s.kind === "loaded")).toEqual([]);
+    tick(RELATED_DEBOUNCE_MS);
+    waiting.get("B.md")?.resolve(parseRelated({ ...ANSWER, path: "B.md" }));
+    await flush();
+    expect(states.at(-1)).toMatchObject({ kind: "loaded", path: "B.md" });
+  });
+});
+
+interface Opened {
+  linktext: string;
+  source: string;
+  newLeaf: unknown;
+}
+
+function setup(answer: (path: string) => { status: number; body: unknown }) {
+  const { clock, tick } = manualClock();
+  const requests: string[] = [];
+  const client = new SidecarClient(
+    () => ({ url: "http://127.0.0.1:8765", token: "t" }),
+    async (input) => {
+      const url = new URL(input);
+      requests.push(url.pathname + url.search);
+      const { status, body } = answer(url.searchParams.get("path") ?? "");
+      return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+    },
+  );
+  let active: shim.TFile | null = new shim.TFile("Rendering/Lumen.md");
+  const handlers = new Map<string, () => void>();
+  const opened: Opened[] = [];
+  const errors: unknown[] = [];
+  const app = {
+    workspace: {
+      getActiveFile: () => active,
+      on: (name: string, callback: () => void) => {
+        handlers.set(name, callback);
+        return { detach: () => handlers.delete(name) };
+      },
+      openLinkText: async (linktext: string, source: string, newLeaf: unknown) => {
+        opened.push({ linktext, source, newLeaf });
+      },
+    },
+    vault: { getAbstractFileByPath: (path: string) => new shim.TFile(path) },
+    metadataCache: {
+      fileToLinktext: (file: shim.TFile) => file.path.replace(/\.md$/, "").split("/").pop() ?? "",
+    },
+  };
+  const leaf = new shim.WorkspaceLeaf(app) as unknown as WorkspaceLeaf;
+  const view = new RelatedView(leaf, { client, reportError: (e) => errors.push(e), clock });
+  const q = (id: string) => view.contentEl.querySelector<HTMLElement>(`[data-testid="${id}"]`);
+  const qa = (id: string) => Array.from(view.contentEl.querySelectorAll<HTMLElement>(`[data-testid="${id}"]`));
+  const activate = (path: string | null) => {
+    active = path === null ? null : new shim.TFile(path);
+    handlers.get("active-leaf-change")?.();
+  };
+  const settle = async () => {
+    tick(RELATED_DEBOUNCE_MS);
+    for (let i = 0; i < 5; i++) await flush();
+  };
+  return { view, q, qa, requests, opened, errors, activate, settle, handlers };
+}
+
+const views: RelatedView[] = [];
+afterEach(async () => {
+  for (const view of views.splice(0)) {
+    await view.onClose();
+    view.unload();
+  }
+});
+
+describe("RelatedView", () => {
+  it("lists the active note's related notes with heading, snippet and the linked mark", async () => {
+    const ctx = setup(() => ({ status: 200, body: ANSWER }));
+    views.push(ctx.view);
+    ctx.view.load();
+    await ctx.view.onOpen();
+    await ctx.settle();
+    expect(ctx.requests).toEqual(["/v1/related?path=Rendering%2FLumen.md&k=10"]);
+    expect(ctx.q("related-title")?.textContent).toBe("Related to Lumen");
+    expect(ctx.qa("related-name").map((el) => el.textContent)).toEqual(["Nanite ↔", "Profiling"]);
+    expect(ctx.qa("related-linked")).toHaveLength(1);
+    expect(ctx.qa("related-heading").map((el) => el.textContent)).toEqual(["Virtual geometry"]);
+    expect(ctx.qa("related-snippet").map((el) => el.textContent)).toEqual(["Nanite streams clusters…", "stat gpu shows…"]);
+    expect(ctx.q("related-status")?.hidden).toBe(true);
+  });
+
+  it("opens on click, in a new tab with Ctrl or Cmd, and drags a wikilink", async () => {
+    const ctx = setup(() => ({ status: 200, body: ANSWER }));
+    views.push(ctx.view);
+    ctx.view.load();
+    await ctx.view.onOpen();
+    await ctx.settle();
+    const [first, second] = ctx.qa("related-item");
+    first?.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    second?.dispatchEvent(new MouseEvent("click", { bubbles: true, metaKey: true }));
+    first?.dispatchEvent(new MouseEvent("click", { bubbles: true, ctrlKey: true }));
+    expect(ctx.opened).toEqual([
+      { linktext: "Rendering/Nanite#Virtual geometry", source: "Rendering/Lumen.md", newLeaf: false },
+      { linktext: "Tools/Profiling", source: "Rendering/Lumen.md", newLeaf: "tab" },
+      { linktext: "Rendering/Nanite#Virtual geometry", source: "Rendering/Lumen.md", newLeaf: "tab" },
+    ]);
+    expect(first?.getAttribute("draggable")).toBe("true");
+    const data = new Map<string, string>();
+    const drag = new Event("dragstart", { bubbles: true });
+    Object.defineProperty(drag, "dataTransfer", { value: { setData: (type: string, value: string) => data.set(type, value) } });
+    first?.dispatchEvent(drag);
+    expect(data.get("text/plain")).toBe("[[Nanite]]");
+  });
+
+  it("follows active-leaf-change and says when a note has no vectors yet", async () => {
+    const ctx = setup((path) =>
+      path === "Daily/Today.md"
+        ? { status: 200, body: { path, status: "pending", chunks_used: 0, related: [] } }
+        : { status: 200, body: ANSWER },
+    );
+    views.push(ctx.view);
+    ctx.view.load();
+    await ctx.view.onOpen();
+    await ctx.settle();
+    ctx.activate("Daily/Today.md");
+    await ctx.settle();
+    expect(ctx.requests.at(-1)).toBe("/v1/related?path=Daily%2FToday.md&k=10");
+    expect(ctx.q("related-title")?.textContent).toBe("Related to Today");
+    expect(ctx.qa("related-item")).toHaveLength(0);
+    expect(ctx.q("related-status")?.textContent).toMatch(/still being indexed/);
+    ctx.activate(null);
+    expect(ctx.q("related-status")?.textContent).toBe("Open a note to see the notes related to it.");
+    await ctx.view.onClose();
+    ctx.view.unload();
+    expect(ctx.handlers.has("active-leaf-change")).toBe(false);
+  });
+
+  it("shows the sidecar's error and reports it", async () => {
+    const ctx = setup((path) => ({ status: 404, body: { code: "not_found", message: `no note '${path}' in the vault`, detail: null } }));
+    views.push(ctx.view);
+    ctx.view.load();
+    await ctx.view.onOpen();
+    await ctx.settle();
+    expect(ctx.q("related-status")?.textContent).toBe("The sidecar answered 404: no note 'Rendering/Lumen.md' in the vault");
+    expect(ctx.errors).toHaveLength(1);
+  });
+});
