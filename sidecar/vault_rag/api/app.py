@@ -230,6 +230,7 @@ def openapi_schema(app: FastAPI) -> dict[str, Any]:
                 extra["404"] = "No such conversation"
             if path == "/v1/related":
                 extra["404"] = "No such note in the index or the vault"
+                extra["503"] = "The vector store cannot be reached"
             if path in ("/v1/search", "/v1/notes"):
                 extra["503"] = "The embedding model is unavailable"
             for code, description in extra.items():

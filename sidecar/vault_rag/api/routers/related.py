@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from vault_rag.api.deps import State, note_path
 from vault_rag.api.errors import ApiError
 from vault_rag.api.schemas import RelatedHit, RelatedResponse
+from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.retrieval.related import NoteNotFoundError, related_notes
 
 router = APIRouter(tags=["related"])
@@ -35,6 +36,8 @@ def related(
         )
     except NoteNotFoundError as exc:
         raise ApiError(404, "not_found", f"no note {rel!r} in the vault", {"path": rel}) from exc
+    except StoreUnavailableError as exc:  # related notes need the vectors: no BM25 fallback
+        raise ApiError(503, "store_unavailable", str(exc)) from exc
     return RelatedResponse(
         path=result.path,
         status=result.status,
