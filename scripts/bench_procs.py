@@ -137,6 +137,8 @@ class Server:
             response = self.client.get("/v1/status")
         except httpx.TransportError:
             return None
+        if response.status_code >= 500:  # a broken server: stop rather than poll for an hour
+            raise RuntimeError(f"GET /v1/status answered {response.status_code}; see serve.log")
         return response.json() if response.status_code == 200 else None
 
     def wait_reconciled(self, timeout: float = 3600) -> float:
