@@ -91,11 +91,19 @@ def test_plan_is_clamped_and_searches_the_question_first():
     )
     aspects = to_aspects(plan, "orig", config)
     assert len(aspects) == 2
-    assert aspects[0]["vault_queries"] == ["A?", "UObject GC", "q1"]
+    # The question always searches (outside the budget); the model's queries only add.
+    assert aspects[0]["vault_queries"] == ["orig", "A?", "UObject GC", "q1"]
     assert aspects[1]["question"] == "orig" and aspects[1]["web_queries"] == [
         "fact one",
         "fact two",
     ]
+    # The user's own wording searches too when the condensed question differs.
+    condensed = to_aspects(plan, "orig (standalone)", config, asked_as=("orig",))
+    assert condensed[0]["vault_queries"][:2] == ["orig (standalone)", "orig"]
+    # An unrelated aspect falls back to the question; a repeated aspect collapses.
+    fell = to_aspects(plan, "orig", config, related=[False, True])
+    assert [a["question"] for a in fell] == ["orig"]
+    assert fell[0]["vault_queries"] == ["orig"] and fell[0]["terms"] == []
     strict = to_aspects(None, "orig", Configuration())
     assert (
         len(strict) == 1 and strict[0]["vault_queries"] == ["orig"] and not strict[0]["web_queries"]

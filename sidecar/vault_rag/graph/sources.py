@@ -31,6 +31,7 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         text=result.text,
         score=result.score,
         dense_score=result.dense_score,
+        lexical_score=result.lexical_score,
         grade=None,
         cite=vault_cite(result.note_path, result.anchor),
         note_path=result.note_path,

@@ -41,6 +41,8 @@ class Doc(TypedDict, total=False):
     text: str
     score: float  # retrieval score (RRF for vault, Tavily's for web); comparable per kind only
     dense_score: float | None  # cosine similarity to the query, when the dense side found it
+    lexical_score: float | None  # BM25 score for the query, when the lexical side found it
+    kept: str  # why grading kept it against the grader ("" or absent: the grader passed it)
     grade: float | None  # 0–1 from the grader; None when not graded
     cite: str  # how the answer cites it: [[note#heading]] or the URL
     # vault
@@ -85,8 +87,9 @@ def merge_documents(
             continue
         kept["aspects"] = sorted(set(kept.get("aspects", [])) | set(doc.get("aspects", [])))
         kept["score"] = max(kept.get("score", 0.0), doc.get("score", 0.0))
-        if (doc.get("dense_score") or 0.0) > (kept.get("dense_score") or 0.0):
-            kept["dense_score"] = doc["dense_score"]
+        for side in ("dense_score", "lexical_score"):
+            if (doc.get(side) or 0.0) > (kept.get(side) or 0.0):
+                kept[side] = doc[side]  # type: ignore[literal-required]
     return merged  # type: ignore[return-value]
 
 

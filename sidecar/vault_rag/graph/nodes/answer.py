@@ -91,7 +91,10 @@ async def answer_aspect(task: AnswerTask, config: RunnableConfig) -> dict[str, A
     configuration = Configuration.from_runnable_config(config)
     resources = get_resources(config)
     aspect, final = task["aspect"], task["final"]
-    docs = sorted(rank_candidates(task["docs"]), key=lambda d: -(d.get("grade") or 0.0))
+    # Hits kept against the grader (strong retrieval evidence) first, then by grade.
+    docs = sorted(
+        rank_candidates(task["docs"]), key=lambda d: (not d.get("kept"), -(d.get("grade") or 0.0))
+    )
     model = usable_model(resources, task["degraded"])
     update: dict[str, Any] = {}
     text = ""

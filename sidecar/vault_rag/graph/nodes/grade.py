@@ -1,5 +1,10 @@
 """Grade the candidates: one batched structured call per aspect scores every candidate 0–1;
-those under the threshold are dropped. Without a model the top-scored chunks are kept."""
+those under the threshold are dropped. Without a model the top-scored chunks are kept.
+
+The grader can add, never take away: when it rejects every candidate or its reply cannot be
+used, the top hits by retrieval stay; a hit that is strong evidence by retrieval (cosine and
+BM25 both, `graph.evidence`) stays whatever grade it got. Those are marked `kept` and go first.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, field_validator
 
 from vault_rag.graph.config import Configuration, get_resources
+from vault_rag.graph.evidence import strength_of, thresholds
 from vault_rag.graph.llm import ChatProvider, bounds
 from vault_rag.graph.nodes.common import failure_update, progress, usable_model
 from vault_rag.graph.nodes.retrieve import docs_for_aspect
@@ -42,6 +48,26 @@ class Grades(BaseModel):
     scores: list[PassageScore] = Field(
         description="one entry per passage", json_schema_extra=bounds(items=40)
     )
+
+
+KEEP_TOP = 3  # hits kept by retrieval rank when the grader rejects everything or fails
+
+
+def guarded(
+    candidates: list[Doc], scores: dict[str, float], threshold: float, weak: float, strong: float
+) -> list[Doc]:
+    """Candidates the grader's scores must not drop (best retrieval rank first), each with
+    `kept` saying why."""
+    if not any(scores.get(d["id"], 0.0) >= threshold for d in candidates):
+        why = "grader rejected every hit" if scores else "grader failed"
+        return [{**d, "kept": why} for d in candidates[:KEEP_TOP] if d.get("kind") != "web"]
+    return [
+        {**d, "kept": "strong retrieval evidence"}
+        for d in candidates
+        if d.get("kind") != "web"
+        and scores.get(d["id"], 0.0) < threshold
+        and strength_of(d.get("dense_score"), d.get("lexical_score"), weak, strong) == "strong"
+    ]
 
 
 def rank_candidates(docs: list[Doc]) -> list[Doc]:
@@ -99,6 +125,7 @@ async def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
     notes: list[str] = []
     degraded = ""
     kept_by_id: dict[str, Doc] = {}
+    weak, strong = thresholds(configuration, resources)
     for aspect, result in zip(state.aspects, results, strict=True):
         candidates = per_aspect[aspect["index"]]
         if isinstance(result, tuple):
@@ -108,6 +135,13 @@ async def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
                 d for d in candidates if scores.get(d["id"], 0.0) >= configuration.grade_threshold
             ]
             passed.sort(key=lambda d: -scores.get(d["id"], 0.0))  # stable: ties keep rank order
+            keep = guarded(candidates, scores, configuration.grade_threshold, weak, strong)
+            if keep:
+                notes.append(
+                    f"The grader's verdict was overruled for {len(keep)} search hit(s) "
+                    f"({keep[0]['kept']}); they were kept."
+                )
+                passed = keep + [d for d in passed if d["id"] not in {k["id"] for k in keep}]
         else:
             if isinstance(result, Exception):
                 failure = failure_update("grade", result, resources)
@@ -115,7 +149,8 @@ async def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
                 notes += failure.get("notes", [])
                 degraded = degraded or failure.get("degraded", "")
             scores, passed = {}, candidates  # deterministic: keep the top-ranked candidates
-        for doc in passed[: configuration.docs_per_aspect]:
+        limit = max(configuration.docs_per_aspect, sum(bool(d.get("kept")) for d in passed))
+        for doc in passed[:limit]:
             kept = kept_by_id.setdefault(doc["id"], {**doc, "aspects": [], "grade": None})
             kept["aspects"] = sorted({*kept["aspects"], aspect["index"]})
             if doc["id"] in scores:
@@ -123,7 +158,7 @@ async def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
         progress(
             "grade",
             aspect=aspect["index"],
-            kept=min(len(passed), configuration.docs_per_aspect),
+            kept=min(len(passed), limit),
             of=len(candidates),
         )
     update: dict[str, Any] = {"evidence": list(kept_by_id.values())}

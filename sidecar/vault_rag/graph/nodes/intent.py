@@ -16,11 +16,14 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, field_validator
 
 from vault_rag.graph.config import Configuration, get_resources
+from vault_rag.graph.evidence import Evidence, question_evidence
 from vault_rag.graph.llm import LLMUnavailable, StructuredOutputError, bounds
 from vault_rag.graph.nodes.common import failure_update, progress, usable_model
 from vault_rag.graph.prompts.intent import (
     INTENT_CONTEXT,
     INTENT_SYSTEM,
+    NOT_COVERED_EMPTY,
+    NOT_COVERED_REPLY,
     OFF_TOPIC_REPLY,
     UNSAFE_REPLY,
 )
@@ -62,14 +65,33 @@ def prior_messages(state: State) -> list[AnyMessage]:
     return state.messages[:-1] if state.from_messages else state.messages
 
 
+def not_covered(evidence: Evidence) -> dict[str, Any]:
+    """Decline a question the vault does not cover, naming the closest notes."""
+    notes = evidence.closest_notes()
+    reply = (
+        NOT_COVERED_REPLY.format(notes=", ".join(f"[[{n}]]" for n in notes))
+        if notes
+        else NOT_COVERED_EMPTY
+    )
+    return {"intent": "off_topic", "reply": reply}
+
+
 async def classify_intent(state: State, config: RunnableConfig) -> dict[str, Any]:
-    """on_topic / chitchat / off_topic / unsafe, in one structured call. Without a model every
-    question is on-topic."""
+    """on_topic / chitchat / off_topic / unsafe, in one structured call, checked against the
+    vault: a question whose evidence is weak (cosine and BM25 both) is told the notes do not
+    cover it, and a chitchat or off-topic verdict is overruled when the evidence is strong.
+    Without a model every question with some evidence is on-topic."""
     configuration = Configuration.from_runnable_config(config)
     resources = get_resources(config)
     model = usable_model(resources, state.degraded)
+    evidence = await question_evidence(state.user_question, configuration, resources)
+    scores = {"evidence": evidence.strength, "dense": round(evidence.dense, 3)}
+    scores["lexical"] = round(evidence.lexical, 2)
     if model is None:
-        progress("classify_intent", intent="on_topic", model=False)
+        if evidence.strength == "weak":
+            progress("classify_intent", intent="off_topic", model=False, **scores)
+            return not_covered(evidence)
+        progress("classify_intent", intent="on_topic", model=False, **scores)
         return {"intent": "on_topic"}
     messages = [
         SystemMessage(INTENT_SYSTEM.format(domain=configuration.domain)),
@@ -84,10 +106,27 @@ async def classify_intent(state: State, config: RunnableConfig) -> dict[str, Any
     try:
         decision, usage = await model.structured(IntentDecision, messages)
     except (LLMUnavailable, StructuredOutputError) as exc:
-        progress("classify_intent", intent="on_topic", error=str(exc))
-        return {"intent": "on_topic", **failure_update("classify_intent", exc, resources)}
-    progress("classify_intent", intent=decision.intent)
-    return {"intent": decision.intent, "reply": decision.reply.strip(), "usage": usage}
+        progress("classify_intent", intent="on_topic", error=str(exc), **scores)
+        failure = failure_update("classify_intent", exc, resources)
+        if evidence.strength == "weak":
+            return {**failure, **not_covered(evidence)}
+        return {"intent": "on_topic", **failure}
+    intent: Intent = decision.intent
+    update: dict[str, Any] = {"usage": usage}
+    if intent in ("chitchat", "off_topic") and evidence.strength == "strong":
+        # The model may not take the vault away: strong matches win over its verdict.
+        update["notes"] = [
+            f"The model classed this as {intent}, but your notes match it strongly, so it "
+            "was answered from them."
+        ]
+        progress("classify_intent", intent="on_topic", overruled=intent, **scores)
+        return {"intent": "on_topic", **update}
+    if intent == "on_topic" and evidence.strength == "weak":
+        progress("classify_intent", intent="off_topic", overruled=intent, **scores)
+        return {**update, **not_covered(evidence)}
+    progress("classify_intent", intent=intent, **scores)
+    reply = decision.reply.strip() if intent == "chitchat" else ""
+    return {"intent": intent, "reply": reply, **update}
 
 
 def route_by_intent(state: State) -> Literal["condense", "small_talk", "decline"]:
@@ -112,8 +151,16 @@ async def small_talk(state: State, config: RunnableConfig) -> dict[str, Any]:
 
 async def decline(state: State, config: RunnableConfig) -> dict[str, Any]:
     """A short polite refusal. Neither the question nor the refusal is kept in the
-    conversation, so an injection attempt never reaches a later prompt."""
+    conversation, so an injection attempt never reaches a later prompt. A question the notes
+    do not cover (`reply` set by the evidence check) is answered like any other: it joins the
+    conversation with an answer id."""
     configuration = Configuration.from_runnable_config(config)
+    if state.intent == "off_topic" and state.reply:
+        answer_id = uuid.uuid4().hex
+        progress("decline", intent=state.intent, covered=False, answer_id=answer_id)
+        new: list[AnyMessage] = [] if state.from_messages else [HumanMessage(state.user_question)]
+        message = AIMessage(state.reply, id=answer_id)
+        return {"answer": state.reply, "answer_id": answer_id, "messages": [*new, message]}
     template = UNSAFE_REPLY if state.intent == "unsafe" else OFF_TOPIC_REPLY
     reply = template.format(domain=configuration.domain)
     progress("decline", intent=state.intent)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
+from vault_rag.embeddings.base import EmbeddingProvider
+from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.config import Configuration, get_resources
 from vault_rag.graph.llm import LLMUnavailable, StructuredOutputError, bounds
 from vault_rag.graph.nodes.common import failure_update, progress, usable_model
@@ -58,13 +62,30 @@ def _unique(items: list[str], limit: int) -> list[str]:
     return list(seen.values())[:limit]
 
 
-def to_aspects(plan: Plan | None, question: str, configuration: Configuration) -> list[Aspect]:
-    """Clamp a plan into shape. Whatever the model wrote, every aspect searches the vault with
-    its own question first (hybrid search handles whole questions well), then the model's terms
-    and queries; a missing or empty plan becomes one aspect: the question as asked."""
-    planned = (plan.aspects if plan else [])[: configuration.max_aspects] or [
-        PlannedAspect(question=question)
-    ]
+def to_aspects(
+    plan: Plan | None,
+    question: str,
+    configuration: Configuration,
+    *,
+    related: list[bool] | None = None,
+    asked_as: tuple[str, ...] = (),
+) -> list[Aspect]:
+    """Clamp a plan into shape. The model can add, never take away: the question itself (and
+    `asked_as`, the user's own wording when the condensed form differs) is always the first
+    aspect's first vault queries, outside the per-aspect budget; each aspect then searches with
+    its own question, terms and queries. An aspect the embedding model finds unrelated to the
+    question (`related[i]` false) falls back to the question; repeated aspects collapse. A
+    missing or empty plan becomes one aspect: the question as asked."""
+    planned = list((plan.aspects if plan else [])[: configuration.max_aspects])
+    if related is not None:
+        planned = [
+            item if i >= len(related) or related[i] else PlannedAspect(question=question)
+            for i, item in enumerate(planned)
+        ]
+    unique: dict[str, PlannedAspect] = {}
+    for item in planned:
+        unique.setdefault((item.question.strip() or question).casefold(), item)
+    planned = list(unique.values()) or [PlannedAspect(question=question)]
     web = configuration.web_mode == "hybrid"
     aspects: list[Aspect] = []
     for index, item in enumerate(planned):
@@ -72,13 +93,16 @@ def to_aspects(plan: Plan | None, question: str, configuration: Configuration) -
         terms = _unique(item.terms, 8)
         vault = [asked, " ".join(terms), *item.vault_queries]
         hyde = item.hypothetical_answer.strip() if configuration.hyde else ""
+        queries = _unique(vault, configuration.vault_queries_per_aspect)
+        if index == 0:
+            given = _unique([question, *asked_as], 2)
+            queries = given + [q for q in queries if q.casefold() not in _folded(given)]
         aspects.append(
             Aspect(
                 index=index,
                 question=asked,
                 terms=terms,
-                vault_queries=_unique(vault, configuration.vault_queries_per_aspect)
-                + ([hyde] if hyde else []),
+                vault_queries=queries + ([hyde] if hyde else []),
                 web_queries=_unique(
                     item.web_queries or [asked], configuration.web_queries_per_aspect
                 )
@@ -88,6 +112,28 @@ def to_aspects(plan: Plan | None, question: str, configuration: Configuration) -
             )
         )
     return aspects
+
+
+def _folded(items: list[str]) -> set[str]:
+    return {item.casefold() for item in items}
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b)) or 1.0
+    return dot / norm
+
+
+async def relatedness(
+    question: str, aspects: list[str], provider: EmbeddingProvider
+) -> list[float]:
+    """Cosine between the question and each aspect, with the index's embedding model."""
+
+    def embed() -> list[float]:
+        base = provider.embed_query(question)
+        return [_cosine(base, provider.embed_query(a)) for a in aspects]
+
+    return await asyncio.to_thread(embed)
 
 
 async def plan(state: State, config: RunnableConfig) -> dict[str, Any]:
@@ -114,6 +160,27 @@ async def plan(state: State, config: RunnableConfig) -> dict[str, Any]:
             update["usage"] = usage
         except (LLMUnavailable, StructuredOutputError) as exc:
             update.update(failure_update("plan", exc, resources))
-    aspects = to_aspects(result, question, configuration)
-    progress("plan", aspects=len(aspects), queries=sum(len(a["vault_queries"]) for a in aspects))
+    related: list[bool] | None = None
+    fallbacks = 0
+    if result is not None and result.aspects:
+        # An aspect that shares nothing with the question would replace it in the search.
+        provider = resources.index.provider
+        bar = calibration_for(provider.model_id).aspect_relevance
+        wanted = [a.question.strip() or question for a in result.aspects]
+        scores = await relatedness(question, wanted[: configuration.max_aspects], provider)
+        related = [score >= bar for score in scores]
+        fallbacks = related.count(False)
+        if fallbacks:
+            update["notes"] = [
+                f"{fallbacks} of the model's search aspects had nothing to do with the question; "
+                "the question itself was searched instead."
+            ]
+    asked_as = (state.user_question,) if state.user_question else ()
+    aspects = to_aspects(result, question, configuration, related=related, asked_as=asked_as)
+    progress(
+        "plan",
+        aspects=len(aspects),
+        queries=sum(len(a["vault_queries"]) for a in aspects),
+        fallbacks=fallbacks,
+    )
     return {"aspects": aspects, **update}

@@ -11,10 +11,11 @@ from langgraph.types import Send
 
 from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.config import Configuration, Resources, get_resources
+from vault_rag.graph.evidence import search_options
 from vault_rag.graph.nodes.common import progress
 from vault_rag.graph.sources import doc_from_page, doc_from_result
 from vault_rag.graph.state import Aspect, Doc, State
-from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+from vault_rag.retrieval.hybrid import hybrid_search
 
 
 class QueryTask(TypedDict):
@@ -47,15 +48,7 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
     """Hybrid search (dense + BM25) of the vault for one query."""
     configuration = Configuration.from_runnable_config(config)
     resources = get_resources(config)
-    feedback: dict[str, Any] = {}
-    if resources.prior is not None:
-        feedback = {"prior": resources.prior, "prior_weight": resources.prior_weight}
-    options = SearchOptions(
-        k=configuration.top_k,
-        per_note_cap=configuration.per_note_cap,
-        rrf_k=configuration.rrf_k,
-        **feedback,
-    )
+    options = search_options(configuration, resources)
     # The embedding model and the stores are synchronous: keep the event loop free.
     results = await asyncio.to_thread(hybrid_search, resources.index, task["query"], options)
     progress("retrieve_vault", aspect=task["aspect"], query=task["query"], found=len(results))

@@ -27,6 +27,11 @@ OFF_TOPIC_REPLY = (
     "Sorry, that is outside what I can help with here: I answer questions about {domain} "
     "from your notes."
 )
+NOT_COVERED_REPLY = (
+    "Your notes do not cover this: nothing in them matches the question closely enough to "
+    "answer from. The closest notes are {notes}."
+)
+NOT_COVERED_EMPTY = "Your notes do not cover this: the search found nothing related."
 UNSAFE_REPLY = (
     "Sorry, I can't help with that. I can answer questions about {domain} from your notes."
 )
