@@ -2,6 +2,7 @@
 stage modules. Each submodule registers its commands on `app`."""
 
 from vault_rag.cli import (  # noqa: F401  (registers commands)
+    answer_eval_commands,
     ask_commands,
     demo,
     doctor_commands,

@@ -1,0 +1,85 @@
+"""`vault-rag eval-answers`: score the answer graph's answers over a question-answer file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
+from vault_rag.cli.ask_commands import _refresh_index
+from vault_rag.context import open_index
+from vault_rag.embeddings.base import EmbeddingError
+from vault_rag.index.vault_index import ModelMismatchError
+from vault_rag.settings import load_settings
+
+
+@app.command("eval-answers")
+def eval_answers(
+    qa_file: Annotated[
+        Path,
+        typer.Argument(
+            help="QA file: one JSON object per line with id, question, gold, kind.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ],
+    vault: VaultOption,
+    data_dir: DataDirOption = None,
+    label: Annotated[
+        str | None,
+        typer.Option("--label", help="Name of this configuration in the table (default: model)."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Only the first N questions.", min=1)
+    ] = None,
+    every: Annotated[
+        int,
+        typer.Option(
+            "--every",
+            help="Every Nth answerable question plus every off-topic one (slow models).",
+            min=1,
+        ),
+    ] = 1,
+    as_json: JsonOption = False,
+) -> None:
+    """Run `ask` over every question of QA_FILE with the configured model (none: extractive)
+    and report grounded rate, right-note citations, off-topic declined, model calls, tokens
+    and time to the first answer token. Indexes new and changed notes first."""
+    from vault_rag.graph.config import Resources
+    from vault_rag.graph.evaluate import evaluate_answers, load_qa, markdown_table, subset
+
+    try:
+        items = subset(load_qa(qa_file), every)[:limit]
+    except (ValueError, UnicodeDecodeError) as exc:
+        fail(str(exc))
+        return
+    settings = load_settings(vault=vault, data_dir=data_dir)
+    try:
+        index = open_index(settings)
+    except EmbeddingError as exc:
+        fail(str(exc))
+        return
+    try:
+        _refresh_index(settings, index, quiet=as_json)
+        resources = Resources.from_settings(settings, index=index)
+        name = label or (resources.llm.label if resources.llm else "no model (extractive)")
+
+        def show(record: object) -> None:
+            if not as_json and sys.stderr.isatty():
+                err.print(f"[dim]· {record.id}[/]", highlight=False)  # type: ignore[attr-defined]
+
+        report = asyncio.run(evaluate_answers(items, resources, name, on_answer=show))
+    except (ModelMismatchError, EmbeddingError) as exc:
+        fail(str(exc))
+        return
+    finally:
+        index.close()
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        return
+    out.print(markdown_table([report.summary()]), highlight=False, soft_wrap=True)
