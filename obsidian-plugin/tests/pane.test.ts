@@ -7,7 +7,7 @@
 import type { App, WorkspaceLeaf } from "obsidian";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import { type AskEvent, type AskRequest, SidecarAuthError, type SidecarClient } from "../src/client";
+import { type AskEvent, type AskRequest, SidecarAuthError, type SidecarClient, SidecarHttpError } from "../src/client";
 import { DEFAULT_SETTINGS, type VaultRagSettings } from "../src/settings";
 import type { Clock } from "../src/sync/timing";
 import { AskView } from "../src/view/askView";
@@ -74,7 +74,10 @@ const CITATIONS = [
   { kind: "web" as const, url: "https://dev.epicgames.com/ufunction", title: "UFunctions", cite: "https://dev.epicgames.com/ufunction" },
 ];
 
-function setup(settings: Partial<VaultRagSettings> = {}) {
+/** Stored conversations the fake client's `thread()` answers (`GET /v1/threads/{id}`). */
+type StoredThreads = Record<string, { role: string; content: string; id: string | null }[] | Error>;
+
+function setup(settings: Partial<VaultRagSettings> = {}, threads: StoredThreads = {}) {
   const feeds: Feed[] = [];
   const client = {
     ask: vi.fn((request: AskRequest, signal: AbortSignal) => {
@@ -86,10 +89,20 @@ function setup(settings: Partial<VaultRagSettings> = {}) {
     }),
     feedback: vi.fn(async () => ({})),
     promote: vi.fn(async () => "Vault RAG Answers/UFUNCTION 怎么用.md"),
+    thread: vi.fn(async (id: string) => {
+      const stored = threads[id];
+      if (stored === undefined) throw new SidecarHttpError(404, `no conversation with id '${id}'`, null, "not_found");
+      if (stored instanceof Error) throw stored;
+      return { thread_id: id, messages: stored, summary: "" };
+    }),
   };
   const openFile = vi.fn(async () => undefined);
   const app = {
-    workspace: { openLinkText: vi.fn(async () => undefined), getLeaf: vi.fn(() => ({ openFile })) },
+    workspace: {
+      openLinkText: vi.fn(async () => undefined),
+      getLeaf: vi.fn(() => ({ openFile })),
+      requestSaveLayout: vi.fn(),
+    },
     vault: { getAbstractFileByPath: vi.fn((path: string) => new shim.TFile(path)) },
   };
   const errors: unknown[] = [];
@@ -341,5 +354,80 @@ describe("render throttling", () => {
     await pane.lastTurn?.settled();
     expect(renders.at(-1)).toBe("all");
     expect(document.body.querySelector('[data-testid="answer"]')?.textContent).toBe("all");
+  });
+});
+
+describe("a conversation that outlives the view", () => {
+  const STORED = [
+    { role: "user", content: "What is Lumen?", id: "m1" },
+    { role: "assistant", content: "Lumen is **global illumination**.", id: "m2" },
+    { role: "user", content: "And Nanite?", id: "m3" },
+    { role: "assistant", content: "Virtualised geometry.", id: "m4" },
+  ];
+
+  it("keeps the thread id in the view state; a new view resumes it from the sidecar", async () => {
+    const first = setup();
+    await first.view.onOpen();
+    const feed = await ask(first, "What is Lumen?");
+    feed.push({ type: "final", answer: "x", answerId: "a1", threadId: "thread-7", citations: [], usage: null, data: {} });
+    feed.end();
+    await vi.waitFor(() => expect(first.view.getState()).toEqual({ threadId: "thread-7" }));
+    expect(first.app.workspace.requestSaveLayout).toHaveBeenCalled();
+    const saved = first.view.getState();
+
+    // Obsidian reloads: a new view gets the saved state (here before onOpen, as on start-up).
+    const second = setup({}, { "thread-7": STORED });
+    await second.view.setState(saved, { history: false });
+    await second.view.onOpen();
+    await vi.waitFor(() => expect(second.qa("turn")).toHaveLength(2));
+    await settle(second);
+    expect(second.client.thread).toHaveBeenCalledWith("thread-7", expect.objectContaining({ signal: expect.any(AbortSignal) }));
+    expect(second.qa("turn-question").map((el) => el.textContent)).toEqual(["What is Lumen?", "And Nanite?"]);
+    expect(second.qa("answer").map((el) => el.textContent)).toEqual(["Lumen is global illumination.", "Virtualised geometry."]);
+    expect(second.qa("answer")[0]?.querySelector("strong")?.textContent).toBe("global illumination");
+    expect((second.qa("thumbs-up")[0] as HTMLButtonElement).disabled).toBe(true); // no answer id kept
+    const next = await ask(second, "More?");
+    expect(next.request?.thread_id).toBe("thread-7");
+  });
+
+  it("resumes on setState after the pane is open; an unknown thread starts empty under its id", async () => {
+    const ctx = setup({}, { "thread-7": STORED });
+    await ctx.view.onOpen();
+    await ctx.view.setState({ threadId: "gone" }, { history: false });
+    expect(ctx.qa("turn")).toHaveLength(0);
+    expect(ctx.q("resume-error")).toBeNull();
+    expect(ctx.errors).toEqual([]);
+    expect(ctx.view.getState()).toEqual({ threadId: "gone" });
+    await ctx.view.setState({ threadId: "thread-7" }, { history: false });
+    expect(ctx.qa("turn")).toHaveLength(2);
+    await ctx.view.setState({ threadId: "../../etc" }, { history: false }); // not a thread id: ignored
+    expect(ctx.view.getState()).toEqual({ threadId: "thread-7" });
+  });
+
+  it("says so when the conversation cannot be loaded", async () => {
+    const down = new SidecarHttpError(500, "internal error", null, "internal");
+    const ctx = setup({}, { "thread-7": down });
+    await ctx.view.onOpen();
+    await ctx.view.setState({ threadId: "thread-7" }, { history: false });
+    expect(ctx.q("resume-error").textContent).toBe("Could not load the earlier conversation: The sidecar answered 500: internal error");
+    expect(ctx.errors).toEqual([down]);
+    ctx.q("new-conversation").click();
+    expect(ctx.q("resume-error")).toBeNull();
+    expect(ctx.view.getState()).not.toEqual({ threadId: "thread-7" });
+    expect(ctx.app.workspace.requestSaveLayout).toHaveBeenCalledTimes(1);
+  });
+
+  it("labels the question box and stops a running answer on Esc", async () => {
+    const ctx = setup();
+    await ctx.view.onOpen();
+    const input = ctx.q("question") as HTMLTextAreaElement;
+    expect(input.getAttribute("aria-label")).toBe("Question");
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true })); // idle: nothing
+    const feed = await ask(ctx, "q");
+    feed.push({ type: "delta", text: "partial" });
+    await vi.waitFor(() => expect(ctx.q("answer").textContent).toBe("partial"));
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    expect(feed.signal?.aborted).toBe(true);
+    await vi.waitFor(() => expect(ctx.q("progress").textContent).toBe("stopped"));
   });
 });

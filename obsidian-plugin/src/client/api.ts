@@ -249,6 +249,24 @@ export function parseRelated(value: unknown): RelatedNotes {
   return { path: str(data.path), status, related };
 }
 
+/** One message of `GET /v1/threads/{id}`. */
+export interface ThreadMessage {
+  role: "user" | "assistant" | "system" | "tool";
+  content: string;
+}
+
+/** `GET /v1/threads/{id}`: the stored conversation, oldest message first. */
+export function parseThread(value: unknown): { threadId: string; messages: ThreadMessage[] } {
+  const data = asRecord(value);
+  const roles = ["user", "assistant", "system", "tool"];
+  const messages: ThreadMessage[] = [];
+  for (const item of Array.isArray(data.messages) ? data.messages : []) {
+    if (!isRecord(item) || typeof item.role !== "string" || !roles.includes(item.role)) continue;
+    messages.push({ role: item.role as ThreadMessage["role"], content: str(item.content) });
+  }
+  return { threadId: str(data.thread_id), messages };
+}
+
 /** `POST /v1/answers/{id}/promote`: the new note's vault-relative path. */
 export function parsePromoted(value: unknown): string {
   const data = asRecord(value);

@@ -11,10 +11,12 @@ export {
   parseHashes,
   parseRelated,
   parseStatus,
+  parseThread,
   type RelatedNote,
   type RelatedNotes,
   ROUTES,
   type SidecarStatus,
+  type ThreadMessage,
   type VaultCitation,
   type WebCitation,
 } from "./api";

@@ -1,7 +1,11 @@
-/** The ask pane as an Obsidian view in the right sidebar; all behaviour lives in `pane.ts`. */
-import { Component, ItemView, MarkdownRenderer, Notice, TFile, type WorkspaceLeaf } from "obsidian";
+/**
+ * The ask pane as an Obsidian view in the right sidebar; all behaviour lives in `pane.ts`. The
+ * view's state (`getState`/`setState`, saved with the workspace layout) holds the thread id, so
+ * after a reload the pane resumes the conversation from the sidecar.
+ */
+import { Component, ItemView, MarkdownRenderer, Notice, TFile, type ViewStateResult, type WorkspaceLeaf } from "obsidian";
 
-import type { SidecarClient } from "../client";
+import { parseThread, type SidecarClient } from "../client";
 import type { VaultRagSettings } from "../settings";
 import { AskPane } from "./pane";
 
@@ -16,6 +20,8 @@ export interface AskViewHost {
 
 export class AskView extends ItemView {
   pane: AskPane | null = null;
+  /** A thread id from `setState` that arrived before the pane was built. */
+  private pendingThread: string | null = null;
 
   constructor(
     leaf: WorkspaceLeaf,
@@ -49,7 +55,26 @@ export class AskView extends ItemView {
       renderMarkdown: (markdown, el) => this.renderMarkdown(markdown, el),
       defaultMode: () => this.host.settings().answerMode,
       onError: (error) => this.host.reportError(error),
+      loadThread: async (threadId, signal) => parseThread(await client.thread(threadId, { signal })).messages,
+      onThreadChange: () => this.app.workspace.requestSaveLayout(),
     });
+    if (this.pendingThread !== null) void this.pane.resume(this.pendingThread);
+    this.pendingThread = null;
+  }
+
+  override getState(): Record<string, unknown> {
+    const state = super.getState();
+    const threadId = this.pane?.threadId ?? this.pendingThread;
+    return threadId ? { ...state, threadId } : state;
+  }
+
+  override async setState(state: unknown, result: ViewStateResult): Promise<void> {
+    const threadId = isRecord(state) && typeof state.threadId === "string" ? state.threadId : null;
+    if (threadId !== null && /^[A-Za-z0-9_-]{1,128}$/.test(threadId)) {
+      if (this.pane === null) this.pendingThread = threadId;
+      else await this.pane.resume(threadId);
+    }
+    await super.setState(state, result);
   }
 
   override async onClose(): Promise<void> {
@@ -77,4 +102,8 @@ export class AskView extends ItemView {
     }
     new Notice(`Vault RAG: saved the answer as ${path}, but Obsidian does not show it yet.`);
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
 }

@@ -7,13 +7,18 @@
  *
  * Stable `data-testid`s: mode, new-conversation, turns, turn, turn-question, progress, answer,
  * error, citations, citation, thumbs-up, thumbs-down, save-as-note, action-status, question,
- * ask, stop.
+ * ask, stop, resume-error.
+ *
+ * The thread id outlives the pane through the view's state: `resume(id)` reads the stored
+ * conversation back (`GET /v1/threads/{id}`) and shows its questions and answers; Esc stops a
+ * running answer.
  */
 import {
   type AnswerMode,
   type AskEvent,
   type AskRequest,
   isAbortError,
+  type ThreadMessage,
   SidecarAuthError,
   SidecarHttpError,
   SidecarUnreachableError,
@@ -39,6 +44,23 @@ export interface AskPaneDeps {
   /** Minimum time between two markdown renders while streaming (default 100 ms). */
   renderIntervalMs?: number;
   newThreadId?(): string;
+  /** The stored conversation (`GET /v1/threads/{id}`), to resume it. */
+  loadThread?(threadId: string, signal: AbortSignal): Promise<ThreadMessage[]>;
+  /** The thread id changed (new conversation, or the sidecar named it): save the view state. */
+  onThreadChange?(threadId: string): void;
+}
+
+/** Questions and their answers, in order, from a stored thread (other roles are skipped). */
+export function threadTurns(messages: ThreadMessage[]): { question: string; answer: string }[] {
+  const turns: { question: string; answer: string }[] = [];
+  for (const message of messages) {
+    if (message.role === "user") turns.push({ question: message.content, answer: "" });
+    else if (message.role === "assistant" && turns.length > 0) {
+      const last = turns[turns.length - 1] as { question: string; answer: string };
+      last.answer = last.answer ? `${last.answer}\n\n${message.content}` : message.content;
+    }
+  }
+  return turns;
 }
 
 /** A new conversation id: 32 hex digits, like the sidecar's own. */
@@ -69,6 +91,8 @@ export class AskPane {
   threadId: string;
   private turns: TurnView[] = [];
   private running: { controller: AbortController; done: Promise<void> } | null = null;
+  private resuming: AbortController | null = null;
+  private resumeErrorEl: HTMLElement | null = null;
   private readonly clock: Clock;
 
   constructor(
@@ -92,7 +116,11 @@ export class AskPane {
     this.questionEl = h(form, "textarea", {
       cls: "vault-rag-question-input",
       testid: "question",
-      attrs: { rows: "3", placeholder: "Ask your vault… (Enter to ask, Shift+Enter for a new line)" },
+      attrs: {
+        rows: "3",
+        placeholder: "Ask your vault… (Enter to ask, Shift+Enter for a new line, Esc to stop)",
+        "aria-label": "Question",
+      },
     });
     const buttons = h(form, "div", { cls: "vault-rag-ask-buttons" });
     this.askButton = h(buttons, "button", { cls: "mod-cta", text: "Ask", testid: "ask", attrs: { type: "submit" } });
@@ -111,6 +139,12 @@ export class AskPane {
       }
     });
     this.stopButton.addEventListener("click", () => this.stop());
+    this.root.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && this.running !== null) {
+        event.preventDefault();
+        this.stop();
+      }
+    });
     this.newButton.addEventListener("click", () => this.newConversation());
   }
 
@@ -131,13 +165,7 @@ export class AskPane {
     const text = question.trim();
     if (!text || this.running !== null) return;
     this.questionEl.value = "";
-    const turn = new TurnView(this.turnsEl, text, {
-      render: this.deps.renderMarkdown,
-      actions: this.actions(),
-      clock: this.clock,
-      renderIntervalMs: this.deps.renderIntervalMs ?? 100,
-    });
-    this.turns.push(turn);
+    const turn = this.addTurn(text);
     const controller = new AbortController();
     const done = this.stream(turn, { question: text, thread_id: this.threadId, mode: this.mode }, controller);
     this.running = { controller, done };
@@ -157,20 +185,75 @@ export class AskPane {
 
   /** Forget the conversation: a new thread id and an empty pane. */
   newConversation(): void {
-    this.stop();
-    this.running = null; // the stopped stream winds down on its own; the pane is free at once
-    this.setBusy(false);
-    for (const turn of this.turns) turn.destroy();
-    this.turns = [];
-    this.threadId = this.newThreadId();
+    this.clearTurns();
+    this.setThread(this.newThreadId());
     this.questionEl.focus();
   }
 
+  /** Show the stored conversation `threadId` and continue it. A thread the sidecar does not
+   * know (never asked, or its data dir was reset) just starts empty under that id. */
+  async resume(threadId: string): Promise<void> {
+    if (threadId === this.threadId && (this.turns.length > 0 || this.resuming !== null)) return;
+    this.clearTurns();
+    this.threadId = threadId;
+    if (this.deps.loadThread === undefined) return;
+    const controller = new AbortController();
+    this.resuming = controller;
+    try {
+      const messages = await this.deps.loadThread(threadId, controller.signal);
+      if (controller.signal.aborted) return;
+      for (const { question, answer } of threadTurns(messages)) {
+        const turn = this.addTurn(question);
+        turn.restored(answer);
+      }
+    } catch (error) {
+      if (controller.signal.aborted || isAbortError(error)) return;
+      if (error instanceof SidecarHttpError && error.status === 404) return;
+      this.deps.onError?.(error);
+      this.resumeErrorEl = h(this.turnsEl, "div", {
+        cls: "vault-rag-error",
+        testid: "resume-error",
+        text: `Could not load the earlier conversation: ${describeError(error)}`,
+        attrs: { role: "alert" },
+      });
+    } finally {
+      if (this.resuming === controller) this.resuming = null;
+    }
+  }
+
   destroy(): void {
+    this.clearTurns();
+    this.root.remove();
+  }
+
+  /** Stop what runs and empty the pane (the thread id is the caller's business). */
+  private clearTurns(): void {
     this.stop();
+    this.running = null; // the stopped stream winds down on its own; the pane is free at once
+    this.setBusy(false);
+    this.resuming?.abort();
+    this.resuming = null;
+    this.resumeErrorEl?.remove();
+    this.resumeErrorEl = null;
     for (const turn of this.turns) turn.destroy();
     this.turns = [];
-    this.root.remove();
+  }
+
+  private setThread(threadId: string): void {
+    if (threadId === this.threadId) return;
+    this.threadId = threadId;
+    this.deps.onThreadChange?.(threadId);
+  }
+
+  private addTurn(question: string): TurnView {
+    const turn = new TurnView(this.turnsEl, question, {
+      render: this.deps.renderMarkdown,
+      actions: this.actions(),
+      clock: this.clock,
+      renderIntervalMs: this.deps.renderIntervalMs ?? 100,
+    });
+    this.turns.push(turn);
+    return turn;
   }
 
   private async stream(turn: TurnView, request: AskRequest, controller: AbortController): Promise<void> {
@@ -178,7 +261,7 @@ export class AskPane {
       for await (const event of this.deps.ask(request, controller.signal)) {
         if (controller.signal.aborted) break;
         turn.apply(event);
-        if (event.type === "final" && event.threadId) this.threadId = event.threadId;
+        if (event.type === "final" && event.threadId) this.setThread(event.threadId);
       }
       if (controller.signal.aborted) turn.stopped();
     } catch (error) {

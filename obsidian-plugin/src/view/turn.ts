@@ -129,7 +129,15 @@ export class TurnView {
     this.scheduleRender(true);
   }
 
-  stopped(): void {
+  /** A turn read back from a stored thread: its answer text only (the thread keeps no
+   * citations or answer id, so feedback and "Save as note" stay off). */
+  restored(answer: string): void {
+    this.text = answer;
+    this.progressEl.textContent = "";
+    this.scheduleRender(true);
+  }
+
+    stopped(): void {
     this.progressEl.textContent = "stopped";
     this.scheduleRender(true);
   }

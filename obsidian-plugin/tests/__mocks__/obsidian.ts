@@ -304,6 +304,12 @@ export class ItemView extends Component {
     return "document";
   }
 
+  getState(): Record<string, unknown> {
+    return {};
+  }
+
+  async setState(_state: unknown, _result: unknown): Promise<void> {}
+
   async onOpen(): Promise<void> {}
 
   async onClose(): Promise<void> {}

@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     workspace: {
       openLinkText: async (linktext: string) => record(linktext),
       getLeaf: () => ({ openFile: async (file: { path: string }) => record(`file:${file.path}`) }),
+      requestSaveLayout: () => undefined, // the view state (thread id) has no layout to go to here
     },
     // The sidecar wrote the note into the vault; here every path "exists" at once.
     // A shim `TFile`, so the view's `instanceof TFile` check holds as in Obsidian.
