@@ -31,6 +31,8 @@ VaultOption = Annotated[
     Path,
     typer.Option(
         "--vault",
+        # Every command, like the settings, takes the vault from the environment too.
+        envvar="VAULT_RAG_VAULT",
         help="Path of the Obsidian vault (the folder that holds your notes).",
         exists=True,
         file_okay=False,
