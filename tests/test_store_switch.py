@@ -9,7 +9,10 @@ real: embedded Chroma, Milvus Lite in-process and a `chroma run` server on a fre
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,9 +120,24 @@ def test_cli_migrate_and_status_name_the_collection(tmp_path, vault, fake, monke
     status = json.loads(runner.invoke(app, ["status", *common, "--json"]).stdout)
     assert (status["vector_store"], status["collection"]) == ("chroma", "chunks")
 
-    result = runner.invoke(app, ["migrate", "--to", "milvus", *common])
-    assert result.exit_code == 0, result.output
-    assert "copied" in result.stdout and "vector_store" in result.stdout
+    # Its own process, as a user runs it: pymilvus keeps a Milvus Lite file open until the
+    # process that opened it exits, and the search below runs in another process.
+    env = dict(os.environ) | {
+        "VAULT_RAG_EMBEDDINGS": "openai",
+        "VAULT_RAG_EMBEDDINGS_MODEL": "fake-embedding",
+        "VAULT_RAG_EMBEDDINGS_BASE_URL": fake.base_url,
+        "VAULT_RAG_EMBEDDINGS_API_KEY": "k",
+        "COLUMNS": "200",
+    }
+    migrated = subprocess.run(
+        [sys.executable, "-m", "vault_rag", "migrate", "--to", "milvus", *common],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert migrated.returncode == 0, migrated.stderr
+    assert "copied" in migrated.stdout and "vector_store" in migrated.stdout
     status = json.loads(runner.invoke(app, ["status", *common, "--json"]).stdout)
     assert status["vector_store"] == "milvus"
     assert status["collection"].startswith("vr_vault_")
@@ -129,6 +147,19 @@ def test_cli_migrate_and_status_name_the_collection(tmp_path, vault, fake, monke
     monkeypatch.setenv("VAULT_RAG_VECTOR_STORE", "milvus")
     status = json.loads(runner.invoke(app, ["status", *common, "--json"]).stdout)
     assert "store_mismatch" not in status
+
+    # Another process opens the Milvus Lite collection written there (it starts "released").
+    env["VAULT_RAG_VECTOR_STORE"] = "milvus"
+    found = subprocess.run(
+        [sys.executable, "-m", "vault_rag", "search", QUERY, *common, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)["results"]
+    assert hits and any(h["dense_score"] is not None for h in hits), found.stderr[-1500:]
 
 
 def test_unreachable_store_then_back_loses_nothing(tmp_path, vault, fake):

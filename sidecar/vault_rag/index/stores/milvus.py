@@ -125,7 +125,12 @@ class MilvusStore:
 
     def _has_collection(self) -> bool:
         if self._exists is None:
-            self._exists = bool(self._call(lambda c: c.has_collection(self.collection_name)))
+            exists = bool(self._call(lambda c: c.has_collection(self.collection_name)))
+            if exists:
+                # A collection written by an earlier process (or before a server restart) is
+                # "released": it must be loaded before search or query. Loading is idempotent.
+                self._call(lambda c: c.load_collection(self.collection_name))
+            self._exists = exists
         return self._exists
 
     def _create(self, dimension: int) -> None:
