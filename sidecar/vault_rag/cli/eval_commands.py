@@ -63,7 +63,9 @@ def eval_command(
     ] = None,
     baseline: Annotated[
         Baseline | None,
-        typer.Option("--baseline", help="Also score the naive LangChain pipeline (dense, hybrid)."),
+        typer.Option(
+            "--baseline", help="Also score the naive LangChain pipeline (dense, BM25, hybrid)."
+        ),
     ] = None,
     as_json: JsonOption = False,
     markdown: Annotated[
