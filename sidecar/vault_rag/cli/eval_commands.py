@@ -42,6 +42,7 @@ QAFiles = Annotated[
     list[Path],
     typer.Argument(
         help="Question files (JSON Lines: id, question, gold, gold_heading, kind, lang).",
+        metavar="QA.jsonl",
         exists=True,
         dir_okay=False,
         resolve_path=True,
