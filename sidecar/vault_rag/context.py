@@ -58,17 +58,25 @@ def open_index(settings: Settings, provider: EmbeddingProvider | None = None) ->
     return build()  # on the files set up afresh
 
 
-def make_indexer(settings: Settings, index: VaultIndex) -> Indexer:
-    """An indexer with the configured chunk sizes, capped by the embedding model's input limit."""
-    options = ChunkOptions(
-        target_min=settings.chunk_min,
+def chunk_options(settings: Settings, provider: EmbeddingProvider) -> ChunkOptions:
+    """The chunking the index uses: sizes in the model's own tokens, capped by its input
+    limit. Every path that cuts notes (indexer, `vault-rag chunks`/`stats`) builds it here."""
+    return ChunkOptions(
+        target_min=min(settings.chunk_min, settings.chunk_max),
         target_max=settings.chunk_max,
-        max_tokens=index.provider.max_tokens,
-        count_tokens=index.provider.count_tokens,
+        overlap_chars=settings.chunk_overlap_chars,
+        max_tokens=provider.max_tokens,
+        count_tokens=provider.count_tokens,
+        size_in_tokens=True,
+        context_chars=settings.chunk_context_chars,
     )
+
+
+def make_indexer(settings: Settings, index: VaultIndex) -> Indexer:
+    """An indexer with the configured chunking (`chunk_options`)."""
     return Indexer(
         index,
         ignores=settings.ignore,
-        chunk_options=options,
+        chunk_options=chunk_options(settings, index.provider),
         batch_size=settings.embeddings_batch_size,
     )

@@ -13,14 +13,17 @@ from vault_rag.vault.types import ResolvedNote, VaultWarning
 
 # Bump whenever resolving or chunking would produce different chunks from the same files:
 # the indexer then re-chunks every note (vectors are still reused by content hash).
-PIPELINE_VERSION = "3"
+# 4: units sized in the model's tokens, every unit keeps its own heading path (the title before
+#    the first heading), small-to-big context recorded per chunk.
+PIPELINE_VERSION = "4"
 
 
 def pipeline_signature(options: ChunkOptions) -> str:
     """What decides the chunks besides the files: code version and chunking options."""
+    unit = "tok" if options.size_in_tokens else "units"
     return (
-        f"{PIPELINE_VERSION}:{options.target_min}-{options.target_max}"
-        f":overlap{options.overlap_chars}:cap{options.max_tokens}"
+        f"{PIPELINE_VERSION}:{options.target_min}-{options.target_max}{unit}"
+        f":overlap{options.overlap_chars}:cap{options.max_tokens}:ctx{options.context_chars}"
     )
 
 

@@ -39,9 +39,16 @@ class Settings(BaseSettings):
     embeddings_max_tokens: int | None = None  # override the provider's input limit
     embeddings_batch_size: int = 32
 
-    # Chunking
-    chunk_min: int = 500
-    chunk_max: int = 1000
+    # Chunking (retrieval units). Sizes count the embedding model's own tokens of a unit's body
+    # (its title/heading header is extra, and the whole stays within the model's input limit):
+    # shorter sibling sections merge up to chunk_min, longer sections split towards chunk_max.
+    # Chosen by the sweep in docs/retrieval.md.
+    chunk_min: int = Field(default=64, ge=0)
+    chunk_max: int = Field(default=256, ge=1)
+    chunk_overlap_chars: int = Field(default=50, ge=0)  # repeated where a paragraph is split
+    # Small-to-big: search results and answers also get the unit's enclosing section, at most
+    # this many characters (0: the unit's own text only).
+    chunk_context_chars: int = Field(default=1500, ge=0)
 
     # --- Vector store (index/stores/): where the vectors live; BM25 always stays local --------
     # chroma: embedded in the data dir; chroma-http: a `chroma run` server; milvus: a Milvus

@@ -238,6 +238,11 @@ class SearchHit(BaseModel):
     embedded_in: list[str]
     dense_score: float | None
     lexical_score: float | None
+    # Small-to-big: the matched unit's enclosing section (bounded) and its lines; the citation
+    # stays heading_path/anchor/line_start-line_end.
+    context: str = ""
+    context_line_start: int = 0
+    context_line_end: int = 0
 
 
 class SearchResponse(BaseModel):

@@ -8,21 +8,25 @@ Decisions (see also the module docstrings of `size.py` and `split.py`):
 - A chunk's `text` is always `note.text[char_start:char_end]` (recorded in `extra`), trimmed of
   blank lines around it; pieces of a split paragraph start mid-line and repeat up to
   `overlap_chars` characters of the piece before (`extra["overlap"]` says how many).
+- Sizes count the embedding model's tokens when `ChunkOptions.size_in_tokens` is set (what the
+  index uses: English and Chinese then carry a like amount of text per unit), else size units.
 - Merging is bottom-up over the heading tree: a heading's own text and its child subtrees, or
   sibling subtrees, merge greedily while the growing chunk is under `target_min` and the
   result stays within `target_max`; a subtree that had to be split is never merged into.
-  A merged chunk's `hierarchy_path` is the deepest heading path its sections share (their
-  common parent, or the parent itself when its intro absorbed its children) and its `anchor`
-  is the first section's, where the chunk's text begins, so `[[note#anchor]]` jumps to the
-  start of the chunk.
+  Every chunk keeps the heading path and `anchor` of the section its text begins in (for a
+  merged chunk, its first section), so `[[note#anchor]]` jumps to the start of the chunk and
+  the path names it; text before the first heading takes the note's title as its path (its
+  anchor stays "", the top of the note).
+- Small-to-big: with `context_chars` each chunk records its enclosing section, bounded
+  (`enclosing.py`), in `extra` (`context`, `context_start/_end`, `context_line_start/_end`).
 - Headings that came from an `![[embed]]` split sections and appear in `hierarchy_path`, but
   `anchor` is the deepest heading written in the note itself, so `[[note_path#anchor]]`
   always resolves.
 - `id` = sha256(note path, hierarchy_path, anchor, ordinal among chunks with that path and
   anchor)[:16]: text edits in other sections leave it alone (unless they change whether this
   section merges with a neighbour); renaming or moving its heading changes it.
-- `embed_text` = "# {title} ({aliases})" + ("\n## {hierarchy_path}" when there is one) + "\n\n"
-  + text; the alias list is left out when the note has none.
+- `embed_text` = "# {title} ({aliases})" + ("\n## {hierarchy_path}" unless it is just the
+  title) + "\n\n" + text; the alias list is left out when the note has none.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from vault_rag.chunking.blocks import Document, build_sections
+from vault_rag.chunking.enclosing import SectionRange, enclosing, section_range
 from vault_rag.chunking.provenance import Provenance
 from vault_rag.chunking.size import text_size
 from vault_rag.chunking.split import Budget, Splitter
@@ -47,12 +53,18 @@ ID_HEX_CHARS = 16
 
 @dataclass(frozen=True)
 class ChunkOptions:
-    target_min: int = 500  # size units; shorter sibling sections are merged up to this
-    target_max: int = 1000  # size units; longer sections are split (code blocks excepted)
+    # Targets count size units (`size.py`), or the model's tokens of the body (header and
+    # special tokens left out) when `size_in_tokens` is set: the index always sets it.
+    target_min: int = 500  # shorter sibling sections are merged up to this
+    target_max: int = 1000  # longer sections are split (code blocks excepted)
     overlap_chars: int = 50  # repeated at the start of each piece of a split paragraph
     # Optional cap from the embedding model: no embed_text may count more than max_tokens.
     max_tokens: int | None = None
     count_tokens: Callable[[str], int] | None = None
+    size_in_tokens: bool = False  # measure targets with count_tokens (the model's tokenizer)
+    # Small-to-big: each chunk records its enclosing section, at most this many characters,
+    # as the context search results and answers show (0: the chunk's own text only).
+    context_chars: int = 0
 
     def __post_init__(self) -> None:
         if self.target_max < 1 or not 0 <= self.target_min <= self.target_max:
@@ -61,6 +73,18 @@ class ChunkOptions:
             raise ValueError("overlap_chars must be >= 0")
         if self.max_tokens is not None and (self.max_tokens < 1 or self.count_tokens is None):
             raise ValueError("max_tokens needs count_tokens and must be >= 1")
+        if self.size_in_tokens and self.count_tokens is None:
+            raise ValueError("size_in_tokens needs count_tokens")
+        if self.context_chars < 0:
+            raise ValueError("context_chars must be >= 0")
+
+    def measure(self) -> Callable[[str], int]:
+        """The size function the targets are counted in (see the fields above)."""
+        count = self.count_tokens
+        if not self.size_in_tokens or count is None:
+            return text_size
+        overhead = count("")  # <s>, the passage prefix, </s>: not part of the body's size
+        return lambda text: max(0, count(text) - overhead)
 
 
 @dataclass
@@ -73,6 +97,7 @@ class _Draft:
     overlap: int = 0
     code_window: bool = False
     mergeable: bool = True  # a whole section in one piece
+    section: int = 0  # index into _Chunker.ranges: the heading section the piece lies in
 
 
 def chunk_note(note: ResolvedNote, options: ChunkOptions | None = None) -> list[Chunk]:
@@ -95,7 +120,14 @@ class _Chunker:
         self.note, self.opts = note, opts
         self.text = note.text
         self.title = note.title
-        self.cap = opts.count_tokens if opts.max_tokens is not None else None
+        # One note asks for the same strings' counts again and again (fits, pack, header):
+        # a real tokenizer is not free, so count each string once.
+        count = lru_cache(maxsize=16384)(opts.count_tokens) if opts.count_tokens else None
+        self.cap = count if opts.max_tokens is not None else None
+        self.measure = replace(opts, count_tokens=count).measure()
+        # Text before the first heading is cited by the note's title (its anchor stays "").
+        self.root_path: tuple[str, ...] = (self.title,) if self.title else ()
+        self.ranges: list[SectionRange] = []
         self.headers: dict[tuple[str, ...], str] = {}
         fm = note.frontmatter if isinstance(note.frontmatter, dict) else {}
         # Aliases are how the user names the note, often in the other language (a Chinese
@@ -108,17 +140,20 @@ class _Chunker:
         self.doc = Document(self.text)
         self.prov = Provenance(self.note, self.doc)
         sections: list[tuple[int, list[_Draft]]] = []
-        for section in build_sections(self.doc, self._linkable):
+        for n, section in enumerate(build_sections(self.doc, self._linkable)):
+            path = section.path or self.root_path
+            self.ranges.append(section_range(self.doc, section))
             splitter = Splitter(
-                self.doc, self._budget(section.path), self.opts.target_min, self.opts.overlap_chars
+                self.doc, self._budget(path), self.opts.target_min, self.opts.overlap_chars
             )
             pieces = splitter.pack(splitter.units(section.blocks))
             pieces = [p for p in pieces if self.text[p.start : p.end].strip()]
             drafts = []
             for p in pieces:
-                size = text_size(self.text[p.start : p.end])
-                draft = _Draft(p.start, p.end, section.path, section.anchor, size, p.overlap)
+                size = self.measure(self.text[p.start : p.end])
+                draft = _Draft(p.start, p.end, path, section.anchor, size, p.overlap)
                 draft.code_window, draft.mergeable = p.code_window, len(pieces) == 1
+                draft.section = n
                 drafts.append(draft)
             sections.append((section.level, drafts))
         items, _ = self._nodes(sections, 0, -1)
@@ -139,7 +174,7 @@ class _Chunker:
         if self.aliases:
             title = f"{title} ({', '.join(self.aliases)})" if title else ", ".join(self.aliases)
         lines = [f"# {title}"] if title else []
-        if path:
+        if path and path != self.root_path:  # the title is already the first line
             lines.append(f"## {HIERARCHY_SEPARATOR.join(path)}")
         if self.cap is not None and self.opts.max_tokens is not None:
             while lines and self.cap("\n".join(lines) + "\n\n") > self.opts.max_tokens // 2:
@@ -149,7 +184,12 @@ class _Chunker:
 
     def _budget(self, path: tuple[str, ...]) -> Budget:
         return Budget(
-            self.text, self.header(path), self.opts.target_max, self.opts.max_tokens, self.cap
+            self.text,
+            self.header(path),
+            self.opts.target_max,
+            self.opts.max_tokens,
+            self.cap,
+            self.measure,
         )
 
     # ---- merging ----------------------------------------------------------------------------
@@ -210,8 +250,7 @@ class _Chunker:
             return False
         if self.cap is None:
             return True
-        path = _common_prefix([d.path for d in (*first, *second)])
-        return self._budget(path).hard_fits(first[0].start, second[-1].end)
+        return self._budget(first[0].path).hard_fits(first[0].start, second[-1].end)
 
     # ---- chunks -----------------------------------------------------------------------------
 
@@ -224,8 +263,9 @@ class _Chunker:
         seen: set[str] = set()
         chunks: list[Chunk] = []
         for group in groups:
-            path = _common_prefix([d.path for d in group])
             first = group[0]
+            # A unit is cited where its text begins: its first section's path and anchor.
+            path = first.path
             for start, end, over_cap in self._capped(first.start, group[-1].end, path):
                 body = self.text[start:end]
                 if not body.strip():
@@ -247,6 +287,9 @@ class _Chunker:
                     extra["code_window"] = True
                 if over_cap:
                     extra["over_token_limit"] = True
+                if self.cap is not None:
+                    extra["tokens"] = self.cap(embed_text)
+                self._add_context(extra, first.section, start, end)
                 line_start = prov.file_line(start)
                 origin, origins = prov.origins(start, end)
                 chunks.append(
@@ -272,6 +315,17 @@ class _Chunker:
                 )
         return chunks
 
+    def _add_context(self, extra: dict[str, Any], section: int, start: int, end: int) -> None:
+        """Small-to-big: record the enclosing section (see `enclosing.py`) in `extra`."""
+        if not self.opts.context_chars:
+            return
+        lo, hi = enclosing(self.doc, self.ranges, section, start, end, self.opts.context_chars)
+        extra["context_start"], extra["context_end"] = lo, hi
+        extra["context_line_start"] = line = self.prov.file_line(lo)
+        extra["context_line_end"] = max(line, self.prov.file_line(hi - 1))
+        if (lo, hi) != (start, end):  # else the context is the chunk's own text
+            extra["context"] = self.text[lo:hi]
+
     def _capped(self, start: int, end: int, path: tuple[str, ...]) -> list[tuple[int, int, bool]]:
         """Safety net for the token cap: the splitter should already have kept every piece
         under it; if a tokenizer disagrees with itself, window the range rather than emit an
@@ -287,16 +341,6 @@ def _size(group: list[_Draft]) -> int:
     return sum(d.size for d in group)
 
 
-def _common_prefix(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
-    prefix = paths[0]
-    for path in paths[1:]:
-        n = 0
-        while n < min(len(prefix), len(path)) and prefix[n] == path[n]:
-            n += 1
-        prefix = prefix[:n]
-    return prefix
-
-
 def _unique(lists: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(item for items in lists for item in items))
 
@@ -310,6 +354,7 @@ def _fallback(note: ResolvedNote, opts: ChunkOptions) -> list[Chunk]:
     """Blank-line paragraphs packed up to target_max, no markdown and no provenance: used only
     if the real chunker hits a bug, so a note is never dropped from the index."""
     text = note.text
+    measure = opts.measure()
     lines = text.split("\n")
     starts = [0]
     for line in lines[:-1]:
@@ -323,7 +368,7 @@ def _fallback(note: ResolvedNote, opts: ChunkOptions) -> list[Chunk]:
         j = i
         while j + 1 < len(lines) and lines[j + 1].strip():
             j += 1
-        para_size = text_size("\n".join(lines[i : j + 1]))
+        para_size = measure("\n".join(lines[i : j + 1]))
         if groups and size + para_size <= opts.target_max:
             groups[-1], size = (groups[-1][0], j), size + para_size
         else:

@@ -1,5 +1,8 @@
 """One section's blocks → pieces (character ranges) that respect the size and token limits.
 
+Sizes are measured by `Budget.measure`: the embedding model's own tokens when the chunker
+has a tokenizer (`ChunkOptions.size_in_tokens`), else size units (`size.py`).
+
 Blocks become units; a unit that is too big on its own is broken into smaller units along the
 structure, coarse to fine: list → top-level items, blockquote → its blocks, table → rows,
 paragraph → sentences → words → characters. Fenced code, `$$` math and single list items are
@@ -57,8 +60,10 @@ class Budget:
         max_size: int,
         max_tokens: int | None = None,
         count_tokens: Callable[[str], int] | None = None,
+        measure: Callable[[str], int] = text_size,
     ) -> None:
         self.text, self.header, self.max_size = text, header, max_size
+        self.measure = measure  # the size target's unit: model tokens, or size units
         self.count = count_tokens if max_tokens is not None else None
         self.max_tokens = max_tokens or 0
 
@@ -73,7 +78,7 @@ class Budget:
         return self.count is None or self.tokens(start, end) <= self.max_tokens
 
     def fits(self, start: int, end: int) -> bool:
-        return text_size(self.text[start:end]) <= self.max_size and self.hard_fits(start, end)
+        return self.measure(self.text[start:end]) <= self.max_size and self.hard_fits(start, end)
 
 
 class Splitter:
@@ -88,7 +93,7 @@ class Splitter:
         ranged = [(b, r) for b in blocks if (r := self.doc.char_range(b.start_line, b.end_line))]
         out: list[Unit] = []
         for n, (block, (start, end)) in enumerate(ranged):
-            size = text_size(self.text[start:end])
+            size = self.budget.measure(self.text[start:end])
             soft_ok = block.kind in _ATOMIC or size <= self.budget.max_size
             if soft_ok and self.budget.hard_fits(start, end):
                 units = [Unit(start, end, size)]
@@ -193,7 +198,7 @@ class Splitter:
         return [(u.start, u.end) for u in self._words(start, end)]
 
     def _unit(self, start: int, end: int) -> Unit:
-        return Unit(start, end, text_size(self.text[start:end]))
+        return Unit(start, end, self.budget.measure(self.text[start:end]))
 
     # ---- units → pieces -------------------------------------------------------------------
 
@@ -228,7 +233,7 @@ class Splitter:
                     groups.extendleft([u] for u in reversed(group))
                     continue
                 # the repeated overlap counts towards the piece's size too
-                overlap_size = text_size(self.text[cur_start : group[0].start])
+                overlap_size = self.budget.measure(self.text[cur_start : group[0].start])
                 cur, cur_size = list(group), size + overlap_size
                 cur_tokens = self.budget.tokens(cur_start, group[-1].end)
                 continue

@@ -11,9 +11,12 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from vault_rag.chunking.chunker import chunk_note
-from vault_rag.cli.app import JsonOption, VaultOption, app, out, print_warnings
+from vault_rag.chunking.chunker import ChunkOptions, chunk_note
+from vault_rag.cli.app import JsonOption, VaultOption, app, fail, out, print_warnings
+from vault_rag.context import build_provider, chunk_options
+from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.pipeline import chunk_vault_note
+from vault_rag.settings import Settings, load_settings
 from vault_rag.vault.embeds import resolve_note
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
@@ -33,9 +36,20 @@ def _find_note(vault: Path, index: NoteIndex, note: str) -> str:
     return found
 
 
-def _resolve(vault: Path, note: str) -> ResolvedNote:
-    index = NoteIndex.from_vault(vault)
+def _resolve(vault: Path, note: str, ignores: list[str] | None = None) -> ResolvedNote:
+    index = NoteIndex.from_vault(vault, *([ignores] if ignores is not None else []))
     return resolve_note(vault, _find_note(vault, index, note), index)
+
+
+def _index_options(vault: Path) -> tuple[Settings, ChunkOptions]:
+    """The settings and chunk options the index uses for this vault (same builder), so these
+    commands show exactly the chunks the index holds under the current model."""
+    settings = load_settings(vault=vault)
+    try:
+        return settings, chunk_options(settings, build_provider(settings))
+    except EmbeddingError as exc:
+        fail(str(exc))
+        raise  # unreachable: fail() exits
 
 
 @app.command()
@@ -67,9 +81,11 @@ def chunks(
     vault: VaultOption,
     as_json: JsonOption = False,
 ) -> None:
-    """Show how a note is cut into chunks (after embed resolution)."""
-    resolved = _resolve(vault, note)
-    result = chunk_note(resolved)
+    """Show how a note is cut into chunks (after embed resolution), exactly as the index cuts
+    it under the current settings and embedding model."""
+    settings, options = _index_options(vault)
+    resolved = _resolve(vault, note, settings.ignore)
+    result = chunk_note(resolved, options)
     if as_json:
         payload = {
             "chunks": [c.to_dict() for c in result],
@@ -78,12 +94,13 @@ def chunks(
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n")
         return
     table = Table(title=f"{resolved.path}: {len(result)} chunks")
-    for column in ("#", "lines", "size", "code", "origin", "hierarchy"):
+    for column in ("#", "lines", "tokens", "size", "code", "origin", "hierarchy"):
         table.add_column(column)
     for i, c in enumerate(result, 1):
         table.add_row(
             str(i),
             f"{c.line_start}-{c.line_end}",
+            str(c.extra.get("tokens", "")),
             str(c.size),
             "yes" if c.has_code else "",
             c.origin if c.origin != c.note_path else "",
@@ -100,14 +117,17 @@ def stats(vault: VaultOption) -> None:
 
 
 def print_vault_stats(vault: Path) -> None:
-    index = NoteIndex.from_vault(vault)
+    settings, options = _index_options(vault)
+    index = NoteIndex.from_vault(vault, settings.ignore)
     sizes: list[int] = []
+    tokens: list[int] = []
     notes = with_embeds = 0
     warnings: list[VaultWarning] = []
-    for rel in iter_note_paths(vault):
+    for rel in iter_note_paths(vault, settings.ignore):
         notes += 1
-        result = chunk_vault_note(vault, rel, index)
+        result = chunk_vault_note(vault, rel, index, options)
         sizes.extend(c.size for c in result.chunks)
+        tokens.extend(c.extra.get("tokens", 0) for c in result.chunks)
         with_embeds += bool(result.note.dependencies)
         warnings.extend(result.warnings)
     table = Table(title=f"Chunks of {vault.name}")
@@ -119,6 +139,8 @@ def print_vault_stats(vault: Path) -> None:
     if sizes:
         table.add_row("chunk size median (units)", f"{statistics.median(sizes):.0f}")
         table.add_row("chunk size min / max", f"{min(sizes)} / {max(sizes)}")
+        table.add_row("model tokens median (with header)", f"{statistics.median(tokens):.0f}")
+        table.add_row("model tokens min / max", f"{min(tokens)} / {max(tokens)}")
     table.add_row("warnings", str(len(warnings)))
     out.print(table)
     print_warnings(warnings)

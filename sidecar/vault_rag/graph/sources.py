@@ -28,7 +28,9 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         id=result.chunk_id,
         kind="vault",
         aspects=[aspect],
-        text=result.text,
+        # Small-to-big: the evidence is the unit's enclosing section; the citation below
+        # stays the unit's own heading and lines.
+        text=result.context or result.text,
         score=result.score,
         dense_score=result.dense_score,
         lexical_score=result.lexical_score,

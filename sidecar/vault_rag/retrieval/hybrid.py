@@ -54,6 +54,12 @@ class SearchResult:
     base_score: float | None = None  # fused RRF score before the feedback prior
     prior: float = 1.0  # feedback factor: score = base_score × prior (1.0: no feedback / off)
     promoted: bool = False  # the note is a promoted answer (frontmatter `origin: promoted`)
+    # Small-to-big: the enclosing section of the matched unit (bounded; `text` when the unit is
+    # the whole section), and its lines in `note_path`. Shown and quoted, never cited: the
+    # citation stays the unit's own heading_path/anchor/line_start-line_end.
+    context: str = ""
+    context_line_start: int = 0
+    context_line_end: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -236,7 +242,25 @@ def _result(
         line_end=chunk.line_end,
         dense_score=dense.get(chunk.id),
         lexical_score=lexical.get(chunk.id),
+        **_context(chunk),
     )
+
+
+def _context(chunk: Chunk) -> dict[str, Any]:
+    """The chunk's recorded enclosing section (see chunking/enclosing.py); the chunk itself
+    when none was recorded (an index written before small-to-big)."""
+    extra = chunk.extra
+    if "context_start" not in extra:
+        return {
+            "context": chunk.text,
+            "context_line_start": chunk.line_start,
+            "context_line_end": chunk.line_end,
+        }
+    return {
+        "context": extra.get("context", chunk.text),
+        "context_line_start": extra["context_line_start"],
+        "context_line_end": extra["context_line_end"],
+    }
 
 
 def _merge(kept: SearchResult, duplicate: Chunk) -> None:
@@ -251,6 +275,8 @@ def _merge(kept: SearchResult, duplicate: Chunk) -> None:
         kept.anchor = duplicate.anchor
         kept.chunk_id = duplicate.id
         kept.line_start, kept.line_end = duplicate.line_start, duplicate.line_end
+        for key, value in _context(duplicate).items():
+            setattr(kept, key, value)
         duplicate_path = embedder
     else:
         duplicate_path = duplicate.note_path
