@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 
 from vault_rag import doctor
-from vault_rag.chunking.chunker import ChunkOptions
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.embeddings.factory import make_provider
 from vault_rag.index.indexer import Indexer
 from vault_rag.index.stores.factory import open_vector_store
 from vault_rag.index.vault_index import VaultIndex
+from vault_rag.pipeline import chunk_options
 from vault_rag.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -56,20 +56,6 @@ def open_index(settings: Settings, provider: EmbeddingProvider | None = None) ->
         for action in actions:
             log.warning("%s", action)
     return build()  # on the files set up afresh
-
-
-def chunk_options(settings: Settings, provider: EmbeddingProvider) -> ChunkOptions:
-    """The chunking the index uses: sizes in the model's own tokens, capped by its input
-    limit. Every path that cuts notes (indexer, `vault-rag chunks`/`stats`) builds it here."""
-    return ChunkOptions(
-        target_min=min(settings.chunk_min, settings.chunk_max),
-        target_max=settings.chunk_max,
-        overlap_chars=settings.chunk_overlap_chars,
-        max_tokens=provider.max_tokens,
-        count_tokens=provider.count_tokens,
-        size_in_tokens=True,
-        context_chars=settings.chunk_context_chars,
-    )
 
 
 def make_indexer(settings: Settings, index: VaultIndex) -> Indexer:

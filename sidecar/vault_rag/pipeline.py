@@ -7,6 +7,8 @@ from pathlib import Path
 
 from vault_rag.chunking.chunker import ChunkOptions, chunk_note
 from vault_rag.chunking.types import Chunk
+from vault_rag.embeddings.base import EmbeddingProvider
+from vault_rag.settings import Settings
 from vault_rag.vault.embeds import resolve_note
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.types import ResolvedNote, VaultWarning
@@ -24,6 +26,21 @@ def pipeline_signature(options: ChunkOptions) -> str:
     return (
         f"{PIPELINE_VERSION}:{options.target_min}-{options.target_max}{unit}"
         f":overlap{options.overlap_chars}:cap{options.max_tokens}:ctx{options.context_chars}"
+    )
+
+
+def chunk_options(settings: Settings | None, provider: EmbeddingProvider) -> ChunkOptions:
+    """The chunking the index uses: sizes in the model's own tokens, capped by its input
+    limit. Every path that cuts notes (indexer, `vault-rag chunks`/`stats`) builds it here."""
+    settings = settings or Settings.model_construct()  # the defaults, no file or environment
+    return ChunkOptions(
+        target_min=min(settings.chunk_min, settings.chunk_max),
+        target_max=settings.chunk_max,
+        overlap_chars=settings.chunk_overlap_chars,
+        max_tokens=provider.max_tokens,
+        count_tokens=provider.count_tokens,
+        size_in_tokens=True,
+        context_chars=settings.chunk_context_chars,
     )
 
 

@@ -24,6 +24,7 @@ from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import NoteRecord
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
+from vault_rag.pipeline import chunk_options as default_chunk_options
 from vault_rag.pipeline import chunk_vault_note, pipeline_signature
 from vault_rag.vault.links import NoteIndex, parse_link
 from vault_rag.vault.paths import resolve_inside
@@ -104,9 +105,8 @@ class Indexer:
     ) -> None:
         self.index = index
         self.ignores = tuple(ignores)
-        self.chunk_options = chunk_options or ChunkOptions(
-            max_tokens=index.provider.max_tokens, count_tokens=index.provider.count_tokens
-        )
+        # Default: the units the product ships (settings' defaults, in the model's tokens).
+        self.chunk_options = chunk_options or default_chunk_options(None, index.provider)
         self.batch_size = batch_size
         self.lock = WriterLock(index.data_dir)
         self.store_synced = False  # the store-side reconcile has run since this object began
