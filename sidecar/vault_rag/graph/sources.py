@@ -28,9 +28,8 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         id=result.chunk_id,
         kind="vault",
         aspects=[aspect],
-        # Small-to-big: the evidence is the unit's enclosing section; the citation below
-        # stays the unit's own heading and lines.
-        text=result.context or result.text,
+        text=result.text,  # what was matched; extractive answers quote it (the citation holds it)
+        context=result.context or result.text,  # small-to-big: what the model reads
         score=result.score,
         dense_score=result.dense_score,
         lexical_score=result.lexical_score,
@@ -89,10 +88,12 @@ def citation_of(doc: Doc) -> dict[str, Any]:
 
 
 def format_evidence(docs: list[Doc], limit: int | None = None) -> str:
-    """The documents as the model sees them: a number, the citation to copy, the text."""
+    """The documents as the model sees them: a number, the citation to copy, the text (for a
+    vault unit its enclosing section, small-to-big; the citation stays the unit's)."""
     blocks = []
     for number, doc in enumerate(docs, 1):
-        text = doc["text"] if limit is None else _clip(doc["text"], limit)
+        body = doc.get("context") or doc["text"]
+        text = body if limit is None else _clip(body, limit)
         title = f" ({doc['title']})" if doc.get("kind") == "web" and doc.get("title") else ""
         blocks.append(f"[{number}] cite as: {doc['cite']}{title}\n{text}")
     return "\n\n".join(blocks)

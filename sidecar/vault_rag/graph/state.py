@@ -54,6 +54,7 @@ class Doc(TypedDict, total=False):
     line_start: int
     line_end: int
     embedded_in: list[str]
+    context: str  # small-to-big: the unit's enclosing section (bounded), shown to the model
     # web
     url: str
     title: str
