@@ -139,7 +139,11 @@ def test_an_up_voted_chunk_rises_above_its_equally_scored_neighbour(index, prior
 
 def test_heavy_votes_cannot_overturn_a_clearly_better_result(index, prior, tmp_path):
     query = QUESTIONS[0]
-    base = search(index, query, k=10)
+    # Without the per-note cap binding: with section-sized units a note has
+    # several results, and the cap alone would let a near-tie of the same note push the
+    # down-voted best result out of the list (the bound below is about order, not the cap).
+    wide = {"k": 10, "per_note_cap": 10}
+    base = search(index, query, **wide)
     best = base[0]
     floor = best.base_score * (1 - B) / (1 + B)
     weaker = [r for r in base if r.base_score < floor]
@@ -147,7 +151,7 @@ def test_heavy_votes_cannot_overturn_a_clearly_better_result(index, prior, tmp_p
     vote(tmp_path, best.chunk_id, "down", times=10)
     for r in weaker:
         vote(tmp_path, r.chunk_id, "up", times=10)
-    after = search(index, query, prior, k=10)
+    after = search(index, query, prior, **wide)
     position = {r.chunk_id: n for n, r in enumerate(after)}
     # Near-ties may pass the down-voted best result, the clearly weaker ones never do.
     assert all(position[best.chunk_id] < position[r.chunk_id] for r in weaker)
@@ -193,12 +197,16 @@ def test_an_up_voted_chunk_that_is_not_a_candidate_never_appears(index, prior, t
         asked.extend(candidates)
         return prior(candidates)
 
-    search(index, query, spy)
+    # Candidates depend on the list's depth (k × 5 per retriever): measure them with the
+    # same options as the search below, or a deeper second search would legitimately see
+    # chunks the first one never considered.
+    wide = {"k": 20, "per_note_cap": 20}
+    search(index, query, spy, **wide)
     outsiders = sorted(index.manifest.chunk_ids() - set(asked))
     assert outsiders, "every chunk is a candidate for this query; pick a narrower one"
     for chunk_id in outsiders[:5]:
         vote(tmp_path, chunk_id, "up", times=10)
-    after = search(index, query, prior, k=50, per_note_cap=50)
+    after = search(index, query, prior, **wide)
     assert not set(ids(after)) & set(outsiders)
 
 
