@@ -4,6 +4,7 @@ the middleware's error bodies, non-finite numbers, concurrent turns on one threa
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import socket
@@ -153,3 +154,55 @@ def test_two_concurrent_asks_on_one_thread_keep_both_turns(live, client):
     assert [m["role"] for m in messages] == ["user", "assistant"] * 3
     queued = [q for q in questions if any('"queued"' in e.data for e in results[q])]
     assert len(queued) == 1  # the second waited for the first
+
+
+# -- item 9: answers never fetch remote content ----------------------------------------------------
+def test_remote_images_in_an_answer_arrive_as_links(live, client):
+    content = (
+        "# Quokka\n\nThe quokka smiles on Rottnest island. "
+        "![quokka photo](https://evil.example/leak.png?q=secret) "
+        '<img src="https://evil.example/pixel.gif" alt="pixel"> Quokkas eat leaves.\n'
+    )
+    note = {"path": "Animals/Quokka.md", "content": content}
+    assert client.put("/v1/notes", json={"notes": [note]}, params={"wait": "true"}).is_success
+    events = ask_events(live, "Where does the quokka smile on Rottnest island?")
+    final = json.loads(events[-1].data)
+    streamed = "".join(json.loads(e.data)["text"] for e in events if e.event == "delta")
+    assert "evil.example/leak.png" in final["answer"]  # the passage was quoted...
+    for text in (final["answer"], streamed):  # ...with its images as plain links
+        assert "[quokka photo](https://evil.example/leak.png?q=secret)" in text
+        assert "![quokka photo]" not in text and "<img" not in text
+
+
+# -- item 1: a stale PUT never beats newer disk content -------------------------------------------
+def test_a_stale_put_is_refused_and_the_disk_version_kept(live, client):
+    path = live.state.index.vault_root / "Stale" / "Ocelot.md"
+    path.parent.mkdir(exist_ok=True)
+    v1 = "# Ocelot\n\nThe ocelot hunts at night in the pampas.\n"
+    v2 = "# Ocelot\n\nThe ocelot naps in the margay tree by day.\n"
+    path.write_text(v1, encoding="utf-8")
+    v1_mtime = path.stat().st_mtime_ns / 1e6
+    first = {"path": "Stale/Ocelot.md", "content": v1, "mtime": v1_mtime}
+    assert client.put("/v1/notes", json={"notes": [first]}).json()["results"][0]["status"] in (
+        "indexed",
+        "unchanged",
+    )
+    time.sleep(0.05)
+    path.write_text(v2, encoding="utf-8")  # saved again (the watcher is off here)
+    v2_hash = hashlib.sha256(v2.encode()).hexdigest()
+
+    for late in (first, {"path": "Stale/Ocelot.md", "content": v1}):  # old mtime, or none
+        body = client.put("/v1/notes", json={"notes": [late]}).json()
+        result = body["results"][0]
+        assert (result["status"], result["current_hash"]) == ("stale", v2_hash), result
+        assert body["stale"] == 1 and body["indexed"] == 0
+        hits = client.post("/v1/search", json={"query": "ocelot margay pampas"}).json()
+        texts = [h["text"] for h in hits["results"] if h["note_path"] == "Stale/Ocelot.md"]
+        assert texts and all("margay" in t and "pampas" not in t for t in texts)
+        assert client.get("/v1/notes/hashes").json()["hashes"]["Stale/Ocelot.md"] == v2_hash
+
+    newer = {"path": "Stale/Ocelot.md", "content": v2, "mtime": path.stat().st_mtime_ns / 1e6}
+    assert client.put("/v1/notes", json={"notes": [newer]}).json()["results"][0]["status"] in (
+        "indexed",
+        "unchanged",
+    )

@@ -7,6 +7,7 @@ import type { AskEvent, Citation } from "../client";
 import type { Clock } from "../sync/timing";
 import { clear, h, show } from "./dom";
 import { describeDone, describeProgress, type ProgressContext } from "./progress";
+import { neutralizeRemoteImages } from "./safeMarkdown";
 
 /** Renders markdown into `el`; the returned function releases what the render holds. */
 export type RenderMarkdown = (markdown: string, el: HTMLElement) => Promise<() => void>;
@@ -177,7 +178,7 @@ export class TurnView {
   private renderNow(): void {
     this.lastRender = this.options.clock.now();
     const seq = ++this.renderSeq;
-    const markdown = this.text;
+    const markdown = neutralizeRemoteImages(this.text); // never fetch remote images
     const target = this.answerEl.ownerDocument.createElement("div");
     this.rendering = this.options
       .render(markdown, target)

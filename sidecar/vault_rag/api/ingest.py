@@ -16,7 +16,13 @@ as it is on disk when the post is applied:
 2. Otherwise, if the posted `mtime` (ms, Obsidian's `TFile.stat.mtime`) is the file's mtime,
    the plugin read this very file and only the resolution differs (Obsidian knows better): the
    posted text is indexed (one span, the note's own), recorded with the file's hash and stat.
-3. Otherwise the disk holds another version (a save racing the post, or no file at all): the
+3. Otherwise, if the file is newer than the post (the posted `mtime` is older than the
+   file's, or no `mtime` was posted and the file says something else), the post is *stale*:
+   the disk wins (the vault is the source of truth). Nothing posted is indexed; the file is
+   (re-)indexed if the index does not hold it yet, and the answer is `stale` with
+   `current_hash`, the file's sha256 (what `GET /v1/notes/hashes` now reports), so the plugin
+   reads the note again.
+4. Otherwise the disk holds an older version (a save racing the post), or no file at all: the
    posted text is indexed now, recorded with the placeholder hash ``posted:<content hash>`` so
    the next disk event or start-up scan re-reads the file.
 
@@ -51,6 +57,7 @@ from vault_rag.watch.changes import FileInFlux, add_dependents, dependents_of, s
 from vault_rag.watch.watcher import is_note_path
 
 POSTED_PREFIX = "posted:"
+STALE = "stale"
 
 
 @dataclass
@@ -64,11 +71,12 @@ class PostedNote:
 @dataclass
 class NoteOutcome:
     path: str
-    status: str  # indexed | unchanged | ignored
+    status: str  # indexed | unchanged | ignored | stale
     source: str | None = None  # disk | posted: whose resolution was indexed
     chunks: int = 0
     embedded: int = 0
     reused: int = 0
+    current_hash: str | None = None  # stale: the hash the index holds (the file's)
 
 
 @dataclass
@@ -97,6 +105,9 @@ def upsert_notes(writer: IndexWriter, notes: list[PostedNote], wait: bool) -> li
             outcomes.append(NoteOutcome(note.path, "ignored"))
             continue
         record, resolved, source = resolve_posted(root, note, note_index)
+        stale = source == STALE
+        if stale:
+            source = "disk"
         chunks = chunk_note(resolved, indexer.chunk_options)
         deps, _ = note_dependencies(resolved, note_index)
         before = manifest.note(note.path)
@@ -113,6 +124,12 @@ def upsert_notes(writer: IndexWriter, notes: list[PostedNote], wait: bool) -> li
             manifest.mark_stale(dependents_of(manifest, [note.path], []) - posted_paths)
             indexer.record_note(resolved, chunks, record, note_index, priority=1)
             changed.append(note.path)
+        if stale:  # the file's own hash: the plugin sees its copy differs and re-reads
+            manifest.set_content_hash(note.path, record.file_hash, record.file_hash)
+            outcomes.append(
+                NoteOutcome(note.path, STALE, source, len(chunks), current_hash=record.file_hash)
+            )
+            continue
         manifest.set_content_hash(note.path, content_hash(note.content), record.file_hash)
         status = "unchanged" if same else "indexed"
         outcomes.append(NoteOutcome(note.path, status, source, chunks=len(chunks)))
@@ -130,7 +147,8 @@ def upsert_notes(writer: IndexWriter, notes: list[PostedNote], wait: bool) -> li
 def resolve_posted(
     root: Path, note: PostedNote, note_index: NoteIndex
 ) -> tuple[NoteRecord, ResolvedNote, str]:
-    """(record, resolved note, "disk" | "posted") for a posted note; see the module doc."""
+    """(record, resolved note, "disk" | "posted" | "stale") for a posted note; see the module
+    doc. For "stale" the record and resolution are the file's."""
     text = note.content.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     frontmatter, body, start, warnings = split_frontmatter(text, note.path)
     posted = ResolvedNote(
@@ -152,6 +170,8 @@ def resolve_posted(
         disk.warnings[:0] = source.warnings
         if (disk.text, disk.body_start_line, disk.frontmatter) == (body, start, frontmatter):
             return record, disk, "disk"
+        if note.mtime is None or note.mtime < record.mtime_ns / 1e6 - 1.0:
+            return record, disk, STALE  # the file is newer than the post: the disk wins
     if note.mtime is not None and abs(record.mtime_ns / 1e6 - note.mtime) <= 1.0:
         return record, posted, "posted"
     return placeholder, posted, "posted"

@@ -142,9 +142,12 @@ class NotesUpsert(ApiModel):
 
 class NoteResult(BaseModel):
     path: str
-    status: Literal["indexed", "unchanged", "ignored"] = Field(
+    status: Literal["indexed", "unchanged", "ignored", "stale"] = Field(
         description="indexed: chunks changed; unchanged: same chunks as before (skipped); "
-        "ignored: in an ignored or hidden folder, or not a `.md` note"
+        "ignored: in an ignored or hidden folder, or not a `.md` note; stale: the file on disk "
+        "is newer than the posted text (its `mtime` is later than the posted `mtime`, or no "
+        "`mtime` was posted and the file differs): the disk's version is kept and nothing "
+        "posted was indexed; read the note again (`current_hash` is the file's sha256)"
     )
     source: Literal["disk", "posted"] | None = Field(
         description="disk: the file on disk resolves to the same text, its provenance (embed "
@@ -153,6 +156,9 @@ class NoteResult(BaseModel):
     chunks: int
     embedded: int = Field(description="Chunks whose text is new: sent to the model")
     reused: int = Field(description="Chunks whose vector is kept or reused by content hash")
+    current_hash: str | None = Field(
+        None, description="stale only: the sha256 the index holds for the note (the file's)"
+    )
 
 
 class NotesUpserted(BaseModel):
@@ -160,6 +166,7 @@ class NotesUpserted(BaseModel):
     indexed: int
     unchanged: int
     ignored: int
+    stale: int = 0
     embedded: int
     reused: int
     pending: int = Field(description="Chunks of the whole index still waiting for a vector")

@@ -32,6 +32,7 @@ from langgraph.graph.state import CompiledStateGraph
 from vault_rag.feedback.answers import record_answer
 from vault_rag.graph.config import Configuration, Resources
 from vault_rag.graph.graph import build_graph
+from vault_rag.graph.safe_markdown import StreamNeutralizer, neutralize
 from vault_rag.graph.usage import zero_usage
 
 THREADS_FILE = "threads.sqlite3"
@@ -108,6 +109,7 @@ async def run_question(
     config = run_config(resources, configuration, thread_id if checkpointer is not None else None)
     final: dict[str, Any] = {}
     nodes: list[str] = []
+    safe = StreamNeutralizer()  # remote images become links before any text leaves the graph
     try:
         async for mode, chunk in graph.astream(
             {"question": question}, config, stream_mode=["custom", "values"]
@@ -117,8 +119,10 @@ async def run_question(
                 continue
             kind = chunk.get("type")
             if kind == "delta":
-                yield AskEvent("delta", {"text": chunk["text"]})
+                if text := safe.feed(chunk["text"]):
+                    yield AskEvent("delta", {"text": text})
             elif kind == "delta_reset":
+                safe.reset()
                 yield AskEvent("progress", {"node": "answer", "reset": True})
             elif kind == "progress":
                 data = {k: v for k, v in chunk.items() if k != "type"}
@@ -130,6 +134,8 @@ async def run_question(
             "error", {"message": str(exc) or type(exc).__name__, "kind": type(exc).__name__}
         )
         return
+    if rest := safe.flush():
+        yield AskEvent("delta", {"text": rest})
     usage = final.get("usage") or zero_usage()
     notes = list(final.get("notes", []))
     if usage.get("estimated_calls"):
@@ -138,9 +144,9 @@ async def run_question(
             "model server reports no usage while streaming."
         )
     result = AskResult(
-        answer=final.get("answer", ""),
+        answer=neutralize(final.get("answer", "")),
         citations=list(final.get("citations", [])),
-        aspects=[dict(a) for a in final.get("aspects", [])],
+        aspects=[_safe_aspect(a) for a in final.get("aspects", [])],
         intent=final.get("intent"),
         llm_calls=usage["llm_calls"],
         prompt_tokens=usage["prompt_tokens"],
@@ -166,6 +172,13 @@ async def run_question(
         )
     yield AskEvent("citations", {"citations": result.citations})
     yield AskEvent("final", result.to_dict())
+
+
+def _safe_aspect(aspect: Any) -> dict[str, Any]:
+    out = dict(aspect)
+    if isinstance(out.get("answer"), str):
+        out["answer"] = neutralize(out["answer"])
+    return out
 
 
 async def ask(question: str, resources: Resources, **options: Any) -> AskResult:

@@ -57,6 +57,7 @@ async def upsert_notes(
         indexed=sum(r.status == "indexed" for r in results),
         unchanged=sum(r.status == "unchanged" for r in results),
         ignored=sum(r.status == "ignored" for r in results),
+        stale=sum(r.status == "stale" for r in results),
         embedded=sum(r.embedded for r in results),
         reused=sum(r.reused for r in results),
         pending=state.index.manifest.counts()["pending"],
