@@ -45,6 +45,7 @@ from vault_rag.context import build_provider  # noqa: E402
 from vault_rag.index.vault_index import VaultIndex  # noqa: E402
 from vault_rag.sample import sample_vault_path  # noqa: E402
 from vault_rag.server_token import TOKEN_FILE  # noqa: E402
+from vault_rag.vault.embeds import resolve_note  # noqa: E402
 
 from fakes.openai_server import FakeOpenAIServer  # noqa: E402
 
@@ -100,6 +101,16 @@ class Server:
         self.client.close()
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(60)
+
+
+def plugin_post(vault: Path, rel: str) -> dict[str, object]:
+    """What the plugin posts for a note: frontmatter + body with embeds resolved, its mtime."""
+    path = vault / rel
+    mtime = path.stat().st_mtime_ns / 1e6
+    resolved = resolve_note(vault, rel)
+    head = path.read_text(encoding="utf-8").split("\n")[: resolved.body_start_line - 1]
+    content = "\n".join([*head, resolved.text]) if head else resolved.text
+    return {"path": rel, "content": content, "embeds": resolved.dependencies, "mtime": mtime}
 
 
 def ask(server: Server, question: str, thread_id: str | None) -> dict | None:
@@ -159,12 +170,7 @@ def main() -> int:
                     with note.open("a", encoding="utf-8") as handle:
                         handle.write(f"\n\nSoak {ops.total()}: {rng.choice(WORDS)}.\n")
                     if kind == "put":
-                        content = note.read_text(encoding="utf-8")
-                        item = {
-                            "path": rel,
-                            "content": content,
-                            "mtime": note.stat().st_mtime_ns / 1e6,
-                        }
+                        item = plugin_post(vault, rel)
                         server.client.put("/v1/notes", json={"notes": [item]})
                 elif kind == "create":
                     new = vault / "Soak" / f"Note {ops.total()}.md"
