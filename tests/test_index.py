@@ -1,4 +1,6 @@
-"""Incremental indexing with the real local model and real Chroma."""
+"""Incremental indexing with the real local model, on every vector-store backend: embedded
+Chroma, a real `chroma run` server and Milvus Lite (the `index` fixture is parametrised; the
+model's vectors are memoised by text, so the extra backends cost store time only)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 
 from index_helpers import CountingProvider, copy_vault
+from store_backends import open_backend_index
 
 
 @pytest.fixture(scope="session")
@@ -34,9 +37,10 @@ def vault(tmp_path: Path, sample_vault: Path) -> Path:
 
 
 @pytest.fixture
-def index(tmp_path: Path, vault: Path, counting: CountingProvider):
+def index(tmp_path: Path, vault: Path, counting: CountingProvider, backend):
     counting.reset()
-    vault_index = VaultIndex(vault, tmp_path / "data", counting)
+    kind, url = backend
+    vault_index = open_backend_index(kind, vault, tmp_path / "data", counting, url)
     yield vault_index
     vault_index.close()
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -74,6 +75,7 @@ class MilvusStore:
             from pymilvus import MilvusClient
 
             if is_lite_uri(self.uri):
+                Path(self.uri).parent.mkdir(parents=True, exist_ok=True)
                 self._client = MilvusClient(self.uri)
             else:
                 self._client = MilvusClient(uri=self.uri, token=self._token, timeout=self._timeout)
