@@ -67,7 +67,8 @@ def test_ask_json_without_a_model_answers_with_real_citations(sample_vault, data
     assert payload["completion_tokens"] == 0 and payload["llm_calls"] == 0
     assert payload["intent"] == "on_topic" and len(payload["aspects"]) == 1
     assert payload["mode"] == "strict" and payload["thread_id"] and payload["answer_id"]
-    assert "No language model is configured" in payload["answer"]
+    assert "No language model is configured" not in payload["answer"]  # a note instead
+    assert any("No language model is configured" in n for n in payload["notes"])
     index = VaultIndex(sample_vault, data_dir, shared_index().provider)
     try:
         chunks = index.manifest.chunks([c["chunk_id"] for c in payload["citations"]])
@@ -89,7 +90,7 @@ def test_ask_streams_the_answer_and_lists_sources(sample_vault, data_dir):
     args = ["ask", QUESTION, "--vault", str(sample_vault), "--data-dir", str(data_dir)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "No language model is configured" in result.stdout
+    assert "No language model is configured" in result.stderr  # printed as a note
     assert "Sources:" in result.stdout and "Gameplay/Actor 生命周期.md" in result.stdout
     assert "model calls 0" in result.stderr
 

@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Send
 
 from vault_rag.graph.config import Configuration, Resources, get_resources
-from vault_rag.graph.extractive import NO_MODEL_NOTE, extractive_answer
+from vault_rag.graph.extractive import extractive_answer
 from vault_rag.graph.llm import ChatProvider, LLMUnavailable
 from vault_rag.graph.nodes.common import emit, failure_update, progress, usable_model
 from vault_rag.graph.nodes.grade import rank_candidates
@@ -59,7 +59,9 @@ def _delta(text: str) -> None:
 
 
 def _fallback_lead(has_model: bool, reason: str) -> str:
-    return MODEL_FAILED_LEAD.format(reason=reason) if has_model else NO_MODEL_NOTE
+    # With no model configured the notice is a note (`finish`), not part of the answer: chat
+    # clients show `messages`, and every answer starting with it buries the quotes.
+    return MODEL_FAILED_LEAD.format(reason=reason) if has_model else ""
 
 
 async def _write(
@@ -150,10 +152,7 @@ async def synthesize(state: State, config: RunnableConfig) -> dict[str, Any]:
             progress("synthesize", skipped=False, chars=len(text))
             return {"answer": text, **update}
     # Deterministic join: each aspect's answer under its question, in plan order.
-    lead = NO_MODEL_NOTE if resources.llm is None else ""
-    text = "\n\n".join(
-        [lead] * bool(lead) + [f"**{a['question']}**\n\n{a['text']}" for a in answers]
-    )
+    text = "\n\n".join(f"**{a['question']}**\n\n{a['text']}" for a in answers)
     _delta(text)
     progress("synthesize", skipped=False, chars=len(text), joined=True)
     return {"answer": text, **update}
