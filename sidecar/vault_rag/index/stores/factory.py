@@ -71,9 +71,7 @@ def open_vector_store(
 
 
 def embedded_chroma(data_dir: Path, collection: str = EMBEDDED_COLLECTION) -> VectorStore:
-    try:  # the store seam (#12) moves ChromaStore to its own module
-        from vault_rag.index.chroma_store import ChromaStore  # type: ignore[import-not-found]
-    except ImportError:
-        from vault_rag.index.vector_store import ChromaStore  # type: ignore[attr-defined,no-redef]
+    from vault_rag.index.chroma_store import ChromaStore
+
     store: VectorStore = ChromaStore(data_dir, collection=collection)
     return store

@@ -1,0 +1,114 @@
+"""Embedded Chroma (`chromadb.PersistentClient`) as a `VectorStore`.
+
+We talk to chromadb's public API directly rather than through langchain-chroma: we pass our own
+vectors (computed once per content hash by our providers, re-used for renames) and upsert them
+by chunk id, which langchain-chroma's public API cannot do without embedding the texts itself
+(`add_texts` / `update_documents` call its embedding function). The collection is created with
+the same arguments langchain-chroma used (`embedding_function=None`, cosine space), so indexes
+built before this change open as they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+CHROMA_DIR = "chroma"
+COLLECTION = "chunks"
+_METADATA = {"hnsw:space": "cosine"}
+
+
+class ChromaStore:
+    """One Chroma collection in `<data dir>/chroma`. Chroma never embeds anything itself
+    (its default embedding function would download a model)."""
+
+    def __init__(self, data_dir: Path, collection: str = COLLECTION) -> None:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        path = data_dir / CHROMA_DIR
+        path.mkdir(parents=True, exist_ok=True)
+        # Telemetry off: no network at run time except to services the user configured.
+        self._client = chromadb.PersistentClient(
+            path=str(path), settings=ChromaSettings(anonymized_telemetry=False)
+        )
+        self._name = collection
+        self._collection = self._open()
+
+    def _open(self) -> Any:
+        return self._client.get_or_create_collection(
+            name=self._name, embedding_function=None, metadata=dict(_METADATA)
+        )
+
+    def upsert(
+        self,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float]],
+        texts: Sequence[str],
+        metadatas: Sequence[dict[str, Any]],
+    ) -> None:
+        if not ids:
+            return
+        self._collection.upsert(
+            ids=list(ids),
+            embeddings=[list(v) for v in vectors],
+            documents=list(texts),
+            metadatas=[_scalar_metadata(m) for m in metadatas],
+        )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            self._collection.delete(ids=list(ids))
+
+    def ids(self) -> set[str]:
+        return set(self._collection.get(include=[])["ids"])
+
+    def reset(self) -> None:
+        """Drop the collection (and with it the fixed dimension) and start an empty one."""
+        from chromadb.errors import NotFoundError
+
+        with contextlib.suppress(NotFoundError):  # already gone
+            self._client.delete_collection(self._name)
+        self._collection = self._open()
+
+    def count(self) -> int:
+        return int(self._collection.count())
+
+    def search(
+        self, vector: Sequence[float], k: int, note_paths: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        total = self.count()
+        if total == 0 or k <= 0:
+            return []
+        where: dict[str, Any] | None = None
+        if note_paths is not None:
+            if not note_paths:
+                return []
+            where = {"note_path": {"$in": list(note_paths)}}
+        result = self._collection.query(
+            query_embeddings=[list(vector)],
+            n_results=min(k, total),
+            where=where,
+            include=["distances"],
+        )
+        ids = result["ids"][0]
+        distances = result["distances"][0] if result["distances"] else [0.0] * len(ids)
+        # Chroma's cosine space returns 1 - cosine similarity.
+        return [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
+
+
+def _scalar_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+    """Chroma metadata values must be scalars; lists become comma-joined strings."""
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if value is None:
+            continue
+        if isinstance(value, list | tuple):
+            out[key] = ",".join(str(v) for v in value)
+        elif isinstance(value, str | int | float | bool):
+            out[key] = value
+        else:
+            out[key] = str(value)
+    return out
