@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_rag.vault.embeds import MAX_EMBEDS, locate, resolve_note, resolve_text
+from vault_rag.vault.embeds import MAX_EMBEDS, resolve_note, resolve_text
 from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.paths import UnsafePathError
@@ -29,6 +29,17 @@ def assert_spans_tile(resolved: ResolvedNote) -> None:
         assert span.start == position < span.end
         position = span.end
     assert position == len(resolved.text)
+
+
+def locate(resolved: ResolvedNote, offset: int) -> tuple[str, int, int]:
+    """(origin note, origin file line, host file line) of the character at `offset`, read
+    from the spans (the test's oracle; the product reads spans through the chunker)."""
+    for span in resolved.spans:
+        if span.start <= offset < span.end:
+            # Only the note's own text spans several lines, and there both lines advance.
+            step = resolved.text.count("\n", span.start, offset)
+            return span.origin, span.origin_line + step, span.host_line + step
+    raise IndexError(offset)
 
 
 def char_origin(resolved: ResolvedNote, needle: str) -> tuple[str, int, int]:

@@ -114,15 +114,12 @@ def test_upsert_replaces(ix: LexicalIndex) -> None:
     assert top(ix, "quaternion gimbal") == chunk_id
 
 
-def test_delete_and_delete_where_note(ix: LexicalIndex) -> None:
+def test_delete(ix: LexicalIndex) -> None:
     assert ix.delete(["ue/spawn.md#spawn", "no-such-id"]) == 1
     assert "ue/spawn.md#spawn" not in ix.ids()
     assert ix.search("SpawnActor") == []
     assert ix.delete([]) == 0
-    assert ix.delete_where_note("UE/Rendering/materials.md") == 1
-    assert ix.search("材质参数") == []
-    assert ix.delete_where_note("UE/Rendering/materials.md") == 0
-    assert ix.count() == len(DOCS) - 2
+    assert ix.count() == len(DOCS) - 1
     ix.clear()
     assert ix.count() == 0 and ix.search("碰撞") == []
 
@@ -191,7 +188,7 @@ def test_incremental_update_after_reopen(tmp_path: Path) -> None:
     with LexicalIndex(tmp_path) as b:
         assert top(b, "材质参数") == "ue/materials.md#params"
         b.upsert([("new#1", "Chaos 物理引擎的破碎系统", {"note_path": "UE/chaos.md"})])
-        b.delete_where_note("Life/noodles.md")
+        b.delete([i for i, _, meta in DOCS if meta["note_path"] == "Life/noodles.md"])
         assert top(b, "破碎") == "new#1"
         assert b.search("牛肉面") == []
     with LexicalIndex(tmp_path) as c:

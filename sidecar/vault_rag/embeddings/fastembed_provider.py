@@ -8,7 +8,8 @@ which fastembed itself honours). Without network a missing model fails within se
 
 fastembed's tokenizer truncates silently at the model's limit, so `count_tokens` uses an
 untruncated copy of the real tokenizer, and `embed_documents` logs a warning for inputs the
-model will truncate (split them with ``windowing.fit_to_model`` first).
+model will truncate (the indexer's chunks never are: `chunking.chunker.chunk_options` caps them
+at the model's limit).
 
 Thread-safety: onnxruntime sessions allow concurrent ``run`` calls, but the tokenizer object's
 truncation/padding settings are shared state; calls are serialised with a lock.
@@ -151,7 +152,7 @@ class FastEmbedProvider:
             self._warned_truncation = True
             log.warning(
                 "%d text(s) exceed %s's %d-token limit and are truncated by fastembed; "
-                "split them with fit_to_model() first",
+                "keep inputs within the limit (the indexer's chunks are, see chunk_options)",
                 too_long,
                 self.model_name,
                 self.max_tokens,

