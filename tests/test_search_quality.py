@@ -1,16 +1,21 @@
 """The right sample-vault note is in the top 5 for questions in Chinese and English,
-paraphrases and cross-lingual ones included (real local model, real Chroma, real BM25)."""
+paraphrases and cross-lingual ones included (real local model, real BM25), on every
+vector-store backend (embedded Chroma, a `chroma run` server, Milvus Lite)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
 from vault_rag.index.indexer import Indexer
+from vault_rag.index.migrate import migrate_index
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+
+from store_backends import backend_settings, open_backend_index
 
 QUESTIONS = yaml.safe_load(
     (Path(__file__).parent / "data" / "sample_questions.yaml").read_text(encoding="utf-8")
@@ -18,11 +23,34 @@ QUESTIONS = yaml.safe_load(
 
 
 @pytest.fixture(scope="module")
-def sample_index(tmp_path_factory, sample_vault):
+def chroma_built(tmp_path_factory, sample_vault):
+    """The sample vault embedded once with the real model, in embedded Chroma."""
     from vault_rag.embeddings.local import LocalE5Provider
 
-    index = VaultIndex(sample_vault, tmp_path_factory.mktemp("data"), LocalE5Provider())
+    provider = LocalE5Provider()
+    data = tmp_path_factory.mktemp("data")
+    index = VaultIndex(sample_vault, data, provider)
     Indexer(index).run()
+    index.close()
+    return data, provider
+
+
+@pytest.fixture(scope="module", params=("chroma", "chroma-http", "milvus"))
+def sample_index(request, tmp_path_factory, sample_vault, chroma_built):
+    """The same index on every backend: the other backends get the vectors through
+    `migrate_index` (from the manifest's vector cache, no re-embedding)."""
+    data, provider = chroma_built
+    kind = request.param
+    url = request.getfixturevalue("chroma_server").url if kind == "chroma-http" else None
+    if kind != "chroma":
+        copy = tmp_path_factory.mktemp(f"data-{kind}")
+        shutil.copytree(data, copy, dirs_exist_ok=True)
+        data = copy
+        settings = backend_settings(kind, url, vault=sample_vault, data_dir=data)
+        assert migrate_index(settings, sample_vault, data).pending == 0
+    index = open_backend_index(kind, sample_vault, data, provider, url)
+    index.check_model()  # the manifest names this backend's collection
+    assert index.store.count() == index.manifest.counts()["chunks"]
     yield index
     index.close()
 
@@ -82,3 +110,34 @@ def test_per_note_cap(sample_index: VaultIndex):
         )
         notes = [r.note_path for r in results]
         assert results and max(notes.count(n) for n in notes) <= cap
+
+
+FILTERED = [
+    ("no filter", "蓝图 调用 C++ 函数", {}),
+    ("folder", "材质 参数 Material", {"folder": "Rendering"}),
+    ("tag", "Blueprint 蓝图 事件", {"tag": "blueprint"}),
+    ("origin", "动画 Animation 状态机", {"include_promoted": False}),
+]
+
+
+@pytest.mark.parametrize(("name", "query", "options"), FILTERED, ids=[f[0] for f in FILTERED])
+def test_every_backend_returns_what_embedded_chroma_returns(
+    sample_index: VaultIndex, chroma_built, sample_vault, name, query, options
+):
+    """Folder, tag and origin filters (and none) give the same ranking and the same cosine
+    scores on every backend as on embedded Chroma."""
+    data, provider = chroma_built
+    reference = VaultIndex(sample_vault, data, provider)
+    try:
+        expected = hybrid_search(reference, query, SearchOptions(k=10, **options))
+    finally:
+        reference.close()
+    got = hybrid_search(sample_index, query, SearchOptions(k=10, **options))
+    assert expected, name
+    assert [r.chunk_id for r in got] == [r.chunk_id for r in expected]
+    for a, b in zip(got, expected, strict=True):
+        assert (a.dense_score is None) == (b.dense_score is None)
+        if a.dense_score is not None:
+            assert a.dense_score == pytest.approx(b.dense_score, abs=1e-4)
+    if "folder" in options:
+        assert all(r.note_path.startswith("Rendering/") for r in got)
