@@ -59,6 +59,11 @@ def strength_of(dense: float | None, lexical: float | None, weak: float, strong:
         return "strong"
     if dense < weak and lexical < LEXICAL.weak:
         return "weak"
+    if lexical == 0.0 and dense < strong:
+        # Not one term in common with any note. Small retrieval units lift the best cosine of
+        # an unrelated question (红烧肉 → a "Cooking" unit at .86 on the sample vault), while
+        # every answerable sample question shares terms (best BM25 ≥ 2.6).
+        return "weak"
     return "some"
 
 

@@ -19,6 +19,7 @@ from vault_rag.graph.config import Configuration, get_resources
 from vault_rag.graph.evidence import Evidence, question_evidence
 from vault_rag.graph.llm import LLMUnavailable, StructuredOutputError, bounds
 from vault_rag.graph.nodes.common import failure_update, progress, usable_model
+from vault_rag.graph.nodes.retrieve import web_available
 from vault_rag.graph.prompts.intent import (
     INTENT_CONTEXT,
     INTENT_SYSTEM,
@@ -87,8 +88,11 @@ async def classify_intent(state: State, config: RunnableConfig) -> dict[str, Any
     evidence = await question_evidence(state.user_question, configuration, resources)
     scores = {"evidence": evidence.strength, "dense": round(evidence.dense, 3)}
     scores["lexical"] = round(evidence.lexical, 2)
+    # Weak vault evidence declines the question, unless the web may fill the gap (hybrid mode
+    # with a search key): then the turn goes on and `check_evidence` searches the web.
+    declines = evidence.strength == "weak" and not web_available(configuration, resources)
     if model is None:
-        if evidence.strength == "weak":
+        if declines:
             progress("classify_intent", intent="off_topic", model=False, **scores)
             return not_covered(evidence)
         progress("classify_intent", intent="on_topic", model=False, **scores)
@@ -108,7 +112,7 @@ async def classify_intent(state: State, config: RunnableConfig) -> dict[str, Any
     except (LLMUnavailable, StructuredOutputError) as exc:
         progress("classify_intent", intent="on_topic", error=str(exc), **scores)
         failure = failure_update("classify_intent", exc, resources)
-        if evidence.strength == "weak":
+        if declines:
             return {**failure, **not_covered(evidence)}
         return {"intent": "on_topic", **failure}
     intent: Intent = decision.intent
@@ -121,7 +125,7 @@ async def classify_intent(state: State, config: RunnableConfig) -> dict[str, Any
         ]
         progress("classify_intent", intent="on_topic", overruled=intent, **scores)
         return {"intent": "on_topic", **update}
-    if intent == "on_topic" and evidence.strength == "weak":
+    if intent == "on_topic" and declines:
         progress("classify_intent", intent="off_topic", overruled=intent, **scores)
         return {**update, **not_covered(evidence)}
     progress("classify_intent", intent=intent, **scores)
