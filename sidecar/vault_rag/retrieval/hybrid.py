@@ -138,7 +138,13 @@ def hybrid_search(
         # embeds it: return it once, attributed to its origin, listing the embedders.
         key = _text_key(chunk)
         if key in by_text:
-            _merge(by_text[key], chunk)
+            kept = by_text[key]
+            before = kept.note_path
+            # Citing the origin instead must not push the origin past the per-note cap.
+            _merge(kept, chunk, per_note[chunk.note_path] < opts.per_note_cap)
+            if kept.note_path != before:
+                per_note[before] -= 1
+                per_note[kept.note_path] += 1
             continue
         if per_note[chunk.note_path] >= opts.per_note_cap:
             continue
@@ -263,12 +269,16 @@ def _context(chunk: Chunk) -> dict[str, Any]:
     }
 
 
-def _merge(kept: SearchResult, duplicate: Chunk) -> None:
+def _merge(kept: SearchResult, duplicate: Chunk, may_cite_origin: bool = True) -> None:
     """Fold a chunk with the same text into `kept`. When the duplicate is the origin note's own
     chunk, cite the origin (its heading and lines) and list the embedder instead."""
     if duplicate.note_path == kept.note_path:
         return
-    if duplicate.note_path == duplicate.origin and kept.note_path != kept.origin:
+    if (
+        may_cite_origin
+        and duplicate.note_path == duplicate.origin
+        and kept.note_path != kept.origin
+    ):
         embedder = kept.note_path
         kept.note_path = duplicate.note_path
         kept.heading_path = duplicate.hierarchy_path
