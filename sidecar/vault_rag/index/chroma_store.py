@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vault_rag.index.stores.base import scalar_metadata
+
 CHROMA_DIR = "chroma"
 COLLECTION = "chunks"
 _METADATA = {"hnsw:space": "cosine"}
@@ -55,7 +57,7 @@ class ChromaStore:
             ids=list(ids),
             embeddings=[list(v) for v in vectors],
             documents=list(texts),
-            metadatas=[_scalar_metadata(m) for m in metadatas],
+            metadatas=[scalar_metadata(m) for m in metadatas],
         )
 
     def delete(self, ids: Sequence[str]) -> None:
@@ -97,18 +99,3 @@ class ChromaStore:
         distances = result["distances"][0] if result["distances"] else [0.0] * len(ids)
         # Chroma's cosine space returns 1 - cosine similarity.
         return [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
-
-
-def _scalar_metadata(meta: dict[str, Any]) -> dict[str, Any]:
-    """Chroma metadata values must be scalars; lists become comma-joined strings."""
-    out: dict[str, Any] = {}
-    for key, value in meta.items():
-        if value is None:
-            continue
-        if isinstance(value, list | tuple):
-            out[key] = ",".join(str(v) for v in value)
-        elif isinstance(value, str | int | float | bool):
-            out[key] = value
-        else:
-            out[key] = str(value)
-    return out
