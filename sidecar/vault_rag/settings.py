@@ -21,6 +21,10 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 APP_NAME = "vault-rag"
 SETTINGS_FILE_NAME = "vault-rag.toml"
 
+# Folders Obsidian itself never shows as notes (and tool folders that are never notes). The
+# scan, the watcher, the posted-note routes and the note index all skip them.
+DEFAULT_IGNORES: tuple[str, ...] = (".obsidian", ".trash", ".git", "node_modules")
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="VAULT_RAG_", extra="ignore")
@@ -63,7 +67,7 @@ class Settings(BaseSettings):
     # --- end of vector store settings ----------------------------------------------------------
 
     # Vault scanning
-    ignore: list[str] = Field(default_factory=lambda: [".obsidian", ".trash", ".git"])
+    ignore: list[str] = Field(default_factory=lambda: list(DEFAULT_IGNORES))
 
     # Retrieval
     top_k: int = 10
@@ -173,6 +177,19 @@ class TomlFileSource(PydanticBaseSettingsSource):
             return {}
         with file.open("rb") as handle:
             return tomllib.load(handle)
+
+
+def defaults() -> Settings:
+    """The built-in defaults alone (no settings file, no environment): for objects built
+    without settings (library use, tests), so they behave exactly as a fresh install."""
+    return Settings.model_construct()
+
+
+def default(name: str) -> Any:
+    """The built-in default of one setting. Option dataclasses elsewhere (`SearchOptions`,
+    `ChunkOptions`, the graph's `Configuration`) take their defaults from here, so a default
+    is written once: in `Settings`."""
+    return Settings.model_fields[name].get_default(call_default_factory=True)
 
 
 def load_settings(**overrides: Any) -> Settings:

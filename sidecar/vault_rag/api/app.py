@@ -19,6 +19,7 @@ from vault_rag.api.middleware import BodyLimitMiddleware, CORSMiddleware, HostCh
 from vault_rag.api.routers import answers, ask, health, notes, related, search, status, threads
 from vault_rag.api.schemas import ErrorBody
 from vault_rag.context import make_indexer, open_index
+from vault_rag.feedback.prior import open_prior
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.index.writer import IndexWriter
@@ -128,9 +129,13 @@ def _open_state(
     owned = index is None
     index = index or open_index(settings)
     state = None
+    prior = None
     try:
         index.check_model()  # a model or store mismatch stops the start, with the CLI's message
         _check_store(index)
+        # One feedback prior for every search path (POST /v1/search and the answer graph), so
+        # `feedback_prior` switches it for both.
+        prior = open_prior(settings.model_copy(update={"data_dir": index.data_dir}))
         writer = IndexWriter(make_indexer(settings, index), batch_notes=settings.index_batch_notes)
         writer.start()
         sync = DiskSync(writer, retry_delay=settings.watch_retry_delay)
@@ -141,6 +146,7 @@ def _open_state(
             sync=sync,
             watcher=None,
             resources=resources,
+            prior=prior,
             checkpointer=None,
             graph=None,
         )
@@ -149,12 +155,15 @@ def _open_state(
         if reconcile:
             sync.reconcile()  # after the watcher starts: nothing changing meanwhile is missed
         if state.resources is None:
-            state.resources = Resources.from_settings(settings, index=index)
+            state.resources = Resources.from_settings(settings, index=index, prior=prior)
     except BaseException:
         if state is not None:
             _close_state(state, owned)
-        elif owned:
-            index.close()
+        else:
+            if prior is not None:
+                prior.close()
+            if owned:
+                index.close()
         raise
     return state
 
@@ -194,6 +203,8 @@ def _close_state(state: ServerState, close_index: bool) -> None:
         state.watcher.stop()
     state.sync.stop()
     state.writer.stop()
+    if state.prior is not None:
+        state.prior.close()
     if close_index:
         state.index.close()
 

@@ -37,6 +37,7 @@ class ServerState:
     sync: DiskSync  # disk batches and the start-up reconcile, on the writer
     watcher: VaultWatcher | None  # None: not following the disk (off, or could not start)
     resources: Any  # graph.config.Resources
+    prior: Any  # feedback.prior.FeedbackPrior shared by every search path; None: off
     checkpointer: Any  # an AsyncSqliteSaver on <data dir>/threads.sqlite3
     graph: Any  # the compiled answer graph with that checkpointer (for reading threads)
     asks: AskCounters = field(default_factory=AskCounters)

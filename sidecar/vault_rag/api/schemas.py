@@ -227,7 +227,9 @@ class NoteHashes(BaseModel):
 # -- search ------------------------------------------------------------------------------------
 class SearchRequest(ApiModel):
     query: Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(_encodable)]
-    k: int = Field(10, ge=1, le=100)
+    k: int | None = Field(
+        None, ge=1, le=100, description="How many results; default: the `top_k` setting (10)"
+    )
     folder: Annotated[str, Field(max_length=1024), AfterValidator(_encodable)] | None = None
     tag: Annotated[str, Field(max_length=256), AfterValidator(_encodable)] | None = None
 
@@ -250,6 +252,9 @@ class SearchHit(BaseModel):
     context: str = ""
     context_line_start: int = 0
     context_line_end: int = 0
+    base_score: float | None = Field(None, description="The fused score before feedback")
+    prior: float = Field(1.0, description="The feedback factor: score = base_score × prior")
+    promoted: bool = Field(False, description="The note is an answer saved as a note")
 
 
 class SearchResponse(BaseModel):

@@ -11,7 +11,7 @@ from vault_rag.cli.app import DataDirOption, app, err, out
 from vault_rag.cli.ask_commands import ask
 from vault_rag.cli.index_commands import run_with_progress
 from vault_rag.context import make_indexer, open_index
-from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+from vault_rag.retrieval.hybrid import hybrid_search, search_options
 from vault_rag.sample import sample_vault_path
 from vault_rag.settings import load_settings
 
@@ -33,7 +33,7 @@ def demo(
         out.print(run_with_progress(make_indexer(settings, index)).line(), highlight=False)
         for w in index.manifest.warnings():
             err.print(f"[yellow]warning[/] {w['code']} {w['note']}:{w['line']}: {w['message']}")
-        results = hybrid_search(index, question, SearchOptions(k=5))
+        results = hybrid_search(index, question, search_options(settings, k=5))
     finally:
         index.close()
     table = Table(title=f"search: {question}")

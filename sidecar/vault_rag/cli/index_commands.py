@@ -23,7 +23,7 @@ from vault_rag.index.status import index_status
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.stores.factory import store_info
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
-from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+from vault_rag.retrieval.hybrid import hybrid_search, search_options
 from vault_rag.settings import Settings, config_file_path, load_settings
 
 
@@ -101,7 +101,10 @@ def search(
     query: Annotated[str, typer.Argument(help="What to look for, in any language.")],
     vault: VaultOption,
     data_dir: DataDirOption = None,
-    k: Annotated[int, typer.Option("-k", min=1, max=200, help="How many results.")] = 10,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", min=1, max=200, help="How many results (default: the top_k setting)."),
+    ] = None,
     folder: Annotated[str | None, typer.Option(help="Only notes under this folder.")] = None,
     tag: Annotated[str | None, typer.Option(help="Only notes with this tag.")] = None,
     per_note: Annotated[
@@ -118,14 +121,8 @@ def search(
     try:
         vault_index.check_model()
         prior = open_prior(settings)
-        options = SearchOptions(
-            k=k,
-            per_note_cap=per_note or settings.per_note_cap,
-            rrf_k=settings.rrf_k,
-            folder=folder,
-            tag=tag,
-            prior=prior,
-            prior_weight=settings.feedback_max_boost,
+        options = search_options(
+            settings, prior=prior, k=k, per_note_cap=per_note, folder=folder, tag=tag
         )
         started = time.perf_counter()
         results = hybrid_search(vault_index, query, options)

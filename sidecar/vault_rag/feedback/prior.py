@@ -82,8 +82,9 @@ class FeedbackPrior:
 
 
 def open_prior(settings: Settings) -> FeedbackPrior | None:
-    """The configured prior for `SearchOptions.prior` (None when switched off). Pair it with
-    `SearchOptions.prior_weight=settings.feedback_max_boost`; close it with the index."""
+    """The configured prior for `SearchOptions.prior` (None when switched off). Pass it to
+    `retrieval.hybrid.search_options`, which pairs it with `feedback_max_boost`; close it with
+    the index."""
     if not settings.feedback_prior:
         return None
     config = PriorConfig(half_life_days=settings.feedback_half_life_days)

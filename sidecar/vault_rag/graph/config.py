@@ -19,7 +19,8 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from vault_rag.graph.llm import ChatProvider
 from vault_rag.graph.web import WebSearch
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.settings import Settings
+from vault_rag.settings import Settings, default
+from vault_rag.settings import defaults as default_settings  # `defaults` is a field below
 
 DEFAULT_DOMAIN = "the topics of this vault"
 
@@ -45,23 +46,25 @@ DOMAIN_PRESETS: dict[str, DomainPreset] = {
 
 @dataclass(kw_only=True)
 class Configuration:
-    """Tunable behaviour of one run. Defaults are the product defaults."""
+    """Tunable behaviour of one run. The product builds it with `from_settings` only; the
+    defaults of the values that are settings come from `Settings` (one home for defaults), so
+    a bare `Configuration()` (tests, `langgraph dev` overrides) is what ships."""
 
     domain: str = DEFAULT_DOMAIN
-    web_mode: Literal["strict", "hybrid"] = "strict"
-    web_when: Literal["weak", "always"] = "weak"
+    web_mode: Literal["strict", "hybrid"] = default("web_mode")
+    web_when: Literal["weak", "always"] = default("web_when")
     max_aspects: int = 4
     vault_queries_per_aspect: int = 3
     web_queries_per_aspect: int = 2
-    top_k: int = 8  # vault results per query
-    per_note_cap: int = 2
-    rrf_k: int = 60
+    top_k: int = default("top_k")  # vault results per query
+    per_note_cap: int = default("per_note_cap")
+    rrf_k: int = default("rrf_k")
     grade_candidates: int = 12  # per aspect, best first: bounds the grading prompt
     docs_per_aspect: int = 5  # evidence kept per aspect after grading
-    grade_threshold: float = 0.5
-    dedup_threshold: float | None = None  # None: calibrated for the embedding model
-    weak_evidence_threshold: float | None = None  # None: calibrated for the embedding model
-    hyde: bool = False
+    grade_threshold: float = default("grade_threshold")
+    dedup_threshold: float | None = default("dedup_threshold")  # None: calibrated per model
+    weak_evidence_threshold: float | None = default("weak_evidence_threshold")  # None: same
+    hyde: bool = default("hyde")
     history_messages: int = 6  # recent messages the condenser sees besides the summary
     excerpt_chars: int = 700  # per candidate, in grading prompts
 
@@ -106,10 +109,19 @@ class Resources:
     defaults: Configuration = field(default_factory=Configuration)
     # Feedback prior for vault search (`retrieval.hybrid.SearchOptions.prior`); None: off.
     prior: Callable[[Sequence[str]], Mapping[str, float]] | None = None
-    prior_weight: float = 0.1
+    # What vault search is built from (`retrieval.hybrid.search_options`); the per-run values
+    # (`top_k`, `per_note_cap`, `rrf_k`) come from the run's `Configuration`.
+    settings: Settings = field(default_factory=default_settings)
 
     @classmethod
-    def from_settings(cls, settings: Settings, index: VaultIndex | None = None) -> Resources:
+    def from_settings(
+        cls,
+        settings: Settings,
+        index: VaultIndex | None = None,
+        prior: Callable[[Sequence[str]], Mapping[str, float]] | None = None,
+    ) -> Resources:
+        """Resources for `settings`. `prior`: an open feedback prior to share (the server
+        opens one for every search path); None opens one here when the setting is on."""
         from vault_rag.context import open_index
         from vault_rag.feedback.prior import open_prior
         from vault_rag.graph.llm import build_chat_provider
@@ -126,8 +138,8 @@ class Resources:
             web=build_web_search(settings, include_domains=include or []),
             defaults=Configuration.from_settings(settings),
             # Ratings given to earlier answers re-order what the vault search returns.
-            prior=open_prior(settings.model_copy(update={"data_dir": index.data_dir})),
-            prior_weight=settings.feedback_max_boost,
+            prior=prior or open_prior(settings.model_copy(update={"data_dir": index.data_dir})),
+            settings=settings,
         )
 
 

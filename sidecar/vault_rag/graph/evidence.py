@@ -17,20 +17,20 @@ from vault_rag.graph.calibration import LEXICAL, calibration_for
 from vault_rag.graph.config import Configuration, Resources
 from vault_rag.graph.sources import note_link_target
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
+from vault_rag.retrieval.hybrid import search_options as build_search_options
 
 Strength = Literal["strong", "some", "weak"]
 
 
 def search_options(configuration: Configuration, resources: Resources) -> SearchOptions:
-    """The vault search every node runs: the run's k, cap and fusion, plus the feedback prior."""
-    feedback: dict[str, object] = {}
-    if resources.prior is not None:
-        feedback = {"prior": resources.prior, "prior_weight": resources.prior_weight}
-    return SearchOptions(
+    """The vault search every node runs: the run's k, cap and fusion, plus the feedback prior,
+    built by the one builder every search path uses (`retrieval.hybrid.search_options`)."""
+    return build_search_options(
+        resources.settings,
+        prior=resources.prior,
         k=configuration.top_k,
         per_note_cap=configuration.per_note_cap,
         rrf_k=configuration.rrf_k,
-        **feedback,  # type: ignore[arg-type]
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
+from vault_rag.settings import Settings, default
 from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.paths import UnsafePathError, resolve_inside
 
@@ -67,17 +68,40 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class SearchOptions:
-    k: int = 10
-    per_note_cap: int = 2
-    rrf_k: int = 10  # measured on the sample question set: 10 beats the textbook 60 (short lists)
+    """One search's knobs. Product code builds them with `search_options(settings, ...)`;
+    the defaults here are the settings' defaults (written once, in `Settings`)."""
+
+    k: int = default("top_k")
+    per_note_cap: int = default("per_note_cap")
+    # measured on the sample question set: 10 beats the textbook 60 (short lists)
+    rrf_k: int = default("rrf_k")
     candidates: int = 50  # per retriever, before fusion
     folder: str | None = None  # note path prefix, e.g. "Rendering/"
     tag: str | None = None
     prior: PriorFn | None = None  # feedback prior (None: off; see the module doc)
-    prior_weight: float = 0.1  # b: the prior scales a fused score by a factor in [1-b, 1+b]
+    # b: the prior scales a fused score by a factor in [1-b, 1+b]
+    prior_weight: float = default("feedback_max_boost")
     include_promoted: bool = True  # False: leave out notes saved from answers
     # Which candidate lists are fused; one side alone is for measuring (`vault-rag eval --side`)
     retrievers: tuple[Retriever, ...] = ("dense", "lexical")
+
+
+def search_options(
+    settings: Settings, *, prior: PriorFn | None = None, **overrides: Any
+) -> SearchOptions:
+    """The one way the CLI, the API and the answer graph build `SearchOptions`: the settings'
+    retrieval values, then per-request `overrides` (None means "not given"). `prior` (the
+    open `feedback.prior.FeedbackPrior`) applies only when `settings.feedback_prior` is on, so
+    that one setting switches the prior for every search path at once."""
+    values: dict[str, Any] = {
+        "k": settings.top_k,
+        "per_note_cap": settings.per_note_cap,
+        "rrf_k": settings.rrf_k,
+        "prior": prior if settings.feedback_prior else None,
+        "prior_weight": settings.feedback_max_boost,
+    }
+    values.update({key: value for key, value in overrides.items() if value is not None})
+    return SearchOptions(**values)
 
 
 def apply_prior(

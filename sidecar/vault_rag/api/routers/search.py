@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 from vault_rag.api.deps import State
 from vault_rag.api.schemas import SearchHit, SearchRequest, SearchResponse
-from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+from vault_rag.retrieval.hybrid import hybrid_search, search_options
 
 router = APIRouter(tags=["search"])
 
@@ -16,11 +16,10 @@ router = APIRouter(tags=["search"])
 @router.post("/search", response_model=SearchResponse, summary="Hybrid search of the vault")
 def search(body: SearchRequest, state: State) -> SearchResponse:
     # A plain `def`: FastAPI runs it in a worker thread, the model and stores are synchronous.
-    settings = state.settings
-    options = SearchOptions(
+    options = search_options(
+        state.settings,
+        prior=state.prior,
         k=body.k,
-        per_note_cap=settings.per_note_cap,
-        rrf_k=settings.rrf_k,
         folder=body.folder or None,
         tag=body.tag or None,
     )
