@@ -19,6 +19,7 @@ from vault_rag.evaluation.metrics import Hit, first_rank, heading_run, mean, not
 from vault_rag.evaluation.qa import QAItem
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import Retriever, SearchOptions, hybrid_search
+from vault_rag.retrieval.hybrid import search_options as product_search_options
 from vault_rag.settings import Settings
 
 SIDES: dict[str, tuple[Retriever, ...]] = {
@@ -29,8 +30,9 @@ SIDES: dict[str, tuple[Retriever, ...]] = {
 
 
 def search_options(settings: Settings, k: int) -> SearchOptions:
-    """The options `POST /v1/search` uses for these settings, asking for `k` passages."""
-    return SearchOptions(k=k, per_note_cap=settings.per_note_cap, rrf_k=settings.rrf_k)
+    """The options `POST /v1/search` uses for these settings (built by the one builder,
+    `retrieval.hybrid.search_options`), asking for `k` passages; no feedback prior."""
+    return product_search_options(settings, k=k)
 
 
 class System(Protocol):
