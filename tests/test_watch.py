@@ -14,7 +14,9 @@ import pytest
 
 from test_server_helpers import LiveServer, server_settings, wait_idle, wait_until
 from vault_rag.api import create_app
-from vault_rag.watch import VaultWatcher, changes
+from vault_rag.index import sync
+from vault_rag.index.note_file import FileInFlux
+from vault_rag.watch import VaultWatcher
 
 from fakes.openai_server import FakeOpenAIServer
 
@@ -208,17 +210,17 @@ def test_a_file_written_slowly_ends_indexed_whole(live):
 
 def test_a_file_changing_while_read_is_retried(live, monkeypatch):
     vault = live.state.index.vault_root
-    real = changes.stable_record
+    real = sync.read_note_file
     looks: list[str] = []
 
-    def flaky(root: Path, rel: str, known):  # the first two reads see the file move
+    def flaky(root: Path, rel: str, known=None):  # the first two reads see the file move
         if rel == "Flux.md":
             looks.append(rel)
             if len(looks) <= 2:
-                raise changes.FileInFlux(rel)
+                raise FileInFlux(rel)
         return real(root, rel, known)
 
-    monkeypatch.setattr(changes, "stable_record", flaky)
+    monkeypatch.setattr(sync, "read_note_file", flaky)
     (vault / "Flux.md").write_text("# Flux\n\nThe axolotl regrows limbs.\n")
     follows(live, "axolotl regrows", "Flux.md")
     assert len(looks) >= 3

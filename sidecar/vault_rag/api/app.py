@@ -21,6 +21,7 @@ from vault_rag.api.schemas import ErrorBody
 from vault_rag.context import make_indexer, open_index
 from vault_rag.feedback.prior import open_prior
 from vault_rag.index.stores.base import StoreUnavailableError
+from vault_rag.index.sync import VaultSync
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.index.writer import IndexWriter
 from vault_rag.server_token import load_or_create_token
@@ -138,11 +139,13 @@ def _open_state(
         prior = open_prior(settings.model_copy(update={"data_dir": index.data_dir}))
         writer = IndexWriter(make_indexer(settings, index), batch_notes=settings.index_batch_notes)
         writer.start()
-        sync = DiskSync(writer, retry_delay=settings.watch_retry_delay)
+        notes = VaultSync(writer)
+        sync = DiskSync(notes, retry_delay=settings.watch_retry_delay)
         state = ServerState(
             settings=settings,
             index=index,
             writer=writer,
+            notes=notes,
             sync=sync,
             watcher=None,
             resources=resources,

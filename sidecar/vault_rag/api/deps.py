@@ -11,6 +11,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from vault_rag.api.errors import ApiError
 from vault_rag.graph.turns import ThreadTurns
+from vault_rag.index.sync import VaultSync
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.index.writer import IndexWriter
 from vault_rag.settings import Settings
@@ -34,6 +35,7 @@ class ServerState:
     settings: Settings
     index: VaultIndex
     writer: IndexWriter
+    notes: VaultSync  # every note change (routes, watcher, start-up), on the writer
     sync: DiskSync  # disk batches and the start-up reconcile, on the writer
     watcher: VaultWatcher | None  # None: not following the disk (off, or could not start)
     resources: Any  # graph.config.Resources

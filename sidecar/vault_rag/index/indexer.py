@@ -10,24 +10,23 @@ Crash safety comes from ordering, not from a distributed transaction:
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from vault_rag.chunking.chunker import ChunkOptions
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.lock import WriterLock
-from vault_rag.index.manifest import NoteRecord
+from vault_rag.index.manifest import Manifest, NoteRecord
+from vault_rag.index.note_file import read_note_file
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.pipeline import chunk_options as default_chunk_options
 from vault_rag.pipeline import chunk_vault_note, pipeline_signature
 from vault_rag.vault.links import NoteIndex, parse_link
-from vault_rag.vault.paths import resolve_inside
+from vault_rag.vault.paths import UnsafePathError
 from vault_rag.vault.reader import DEFAULT_IGNORES, iter_note_paths
 from vault_rag.vault.types import ResolvedNote
 
@@ -74,16 +73,22 @@ class ScanResult:
     deleted: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # old → new
 
+    def detect_renames(self, known: dict[str, NoteRecord]) -> None:
+        """A deleted note whose bytes reappear under a new path is a rename. The vector cache
+        makes re-keying free either way; this keeps the summaries honest."""
+        by_hash = {r.file_hash: p for p, r in self.changed.items() if p not in known}
+        for old in self.deleted:
+            new = by_hash.get(known[old].file_hash)
+            if new:
+                self.renamed[old] = new
 
-def file_record(vault_root: Path, rel: str, known: NoteRecord | None) -> tuple[NoteRecord, bool]:
-    """Stat the file; hash it only when the stat differs from `known`. Returns (record, same)."""
-    absolute = resolve_inside(vault_root, rel)
-    st = absolute.stat()
-    if known and known.mtime_ns == st.st_mtime_ns and known.size == st.st_size:
-        return known, True
-    digest = hashlib.sha256(absolute.read_bytes()).hexdigest()
-    record = NoteRecord(rel, digest, st.st_mtime_ns, st.st_size)
-    return record, bool(known and known.file_hash == digest)
+
+def dependents_of(manifest: Manifest, changed: Iterable[str], deleted: Iterable[str]) -> set[str]:
+    """Notes whose resolved text includes a changed or deleted note, or waits for a new one."""
+    changed, deleted = set(changed), set(deleted)
+    found = manifest.dependents(changed | deleted)
+    found |= manifest.dependents(missing_key(p) for p in changed)
+    return found - changed - deleted
 
 
 def missing_key(link_text: str) -> str:
@@ -184,32 +189,23 @@ class Indexer:
         result = ScanResult(seen=list(iter_note_paths(root, self.ignores)))
         for rel in result.seen:
             try:
-                record, same = file_record(root, rel, known.get(rel))
-            except OSError:
-                continue  # vanished mid-scan; the next run sees it deleted
-            if same and not force:
-                if record is not known.get(rel):
-                    result.touched.append(record)
+                file = read_note_file(root, rel, known.get(rel))
+            except (OSError, UnsafePathError):
+                continue  # vanished or still being written: the next run looks again
+            if file.same and not force:
+                if file.record is not known.get(rel):
+                    result.touched.append(file.record)
             else:
-                result.changed[rel] = record
+                result.changed[rel] = file.record
         present = set(result.seen)
         result.deleted = sorted(p for p in known if p not in present)
-        # A deleted note whose bytes reappear under a new path is a rename: the vector cache
-        # makes re-keying free, this only makes the summary honest.
-        by_hash = {r.file_hash: p for p, r in result.changed.items() if p not in known}
-        for old in result.deleted:
-            new = by_hash.get(known[old].file_hash)
-            if new:
-                result.renamed[old] = new
+        result.detect_renames(known)
         return result
 
     # -- 3. chunk and record -----------------------------------------------------------------
     def apply(self, scan: ScanResult, progress: Progress) -> int:
         manifest = self.index.manifest
-        touched = set(scan.changed) | set(scan.deleted)
-        dependents = manifest.dependents(touched)
-        dependents |= manifest.dependents(missing_key(p) for p in scan.changed)
-        dependents -= touched
+        dependents = dependents_of(manifest, scan.changed, scan.deleted)
         # Before anything they embed is recorded as changed: a crash after that point must
         # still leave the embedders to re-index (their stat alone would say "unchanged").
         manifest.mark_stale(dependents)
@@ -224,12 +220,24 @@ class Indexer:
             record = scan.changed.get(rel)
             if record is None:
                 try:  # an embedder: its own bytes did not change, record its real stat
-                    record, _ = file_record(self.index.vault_root, rel, None)
-                except OSError:
-                    continue
+                    record = read_note_file(self.index.vault_root, rel).record
+                except (OSError, UnsafePathError):
+                    continue  # gone or being written: stays stale for the next batch or scan
             self.index_note(rel, record, note_index, priority=int(rel in scan.changed))
             progress.on_advance(1)
         return len(todo)
+
+    def reindex_dependents(
+        self, changed: Iterable[str], note_index: NoteIndex, skip: Iterable[str] = ()
+    ) -> None:
+        """Re-resolve from disk the notes that embed `changed` notes recorded outside `apply`
+        (posted notes); the caller marked them stale before recording the change."""
+        for rel in sorted(dependents_of(self.index.manifest, changed, []) - set(skip)):
+            try:
+                record = read_note_file(self.index.vault_root, rel).record
+            except (OSError, UnsafePathError):
+                continue  # stays stale: the next disk batch or start-up scan re-reads it
+            self.index_note(rel, record, note_index, priority=0)
 
     def index_note(
         self, rel: str, record: NoteRecord, note_index: NoteIndex, priority: int
@@ -246,7 +254,7 @@ class Indexer:
         priority: int = 0,
     ) -> None:
         """Store one resolved note's chunks: read from disk here, or posted by the plugin
-        (`api/ingest.py`, already resolved with Obsidian's metadata)."""
+        (`index/sync.py`, already resolved with Obsidian's metadata)."""
         deps, warnings = note_dependencies(note, note_index)
         self.index.lexical.upsert(_lexical_items(chunks))
         gone = self.index.manifest.replace_note(record, chunks, deps, warnings, priority)

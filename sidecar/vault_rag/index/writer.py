@@ -14,8 +14,9 @@ read may see a note between its delete and its insert (missing for a moment), ne
 two indexes. The writer holds the index's `WriterLock` for its whole life, so a CLI
 `vault-rag index` started meanwhile fails at once instead of writing alongside.
 
-What a disk batch does is in `watch/changes.py`; what the note routes do, in `api/ingest.py`.
-Both run as jobs here (`submit`), so no two writes ever interleave.
+What every note change does (the note routes, disk batches, the start-up scan) is in
+`index/sync.py`; `watch/changes.py` schedules the disk batches. All run as jobs here
+(`submit`), so no two writes ever interleave.
 """
 
 from __future__ import annotations

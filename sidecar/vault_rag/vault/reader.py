@@ -9,15 +9,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vault_rag.settings import DEFAULT_IGNORES as DEFAULT_IGNORES  # one list, in settings
 from vault_rag.vault.paths import resolve_inside, to_rel_path
 from vault_rag.vault.types import VaultWarning
 
 # A note larger than this is skipped with a warning: embedding it would take hours and
 # such files are almost always exports or logs, not notes.
 MAX_NOTE_BYTES = 5 * 1024 * 1024
-
-# Folders Obsidian itself never shows as notes.
-DEFAULT_IGNORES: tuple[str, ...] = (".obsidian", ".trash", ".git", "node_modules")
 
 NOTE_SUFFIX = ".md"
 
@@ -125,6 +123,24 @@ def is_ignored(rel_path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:
         if fnmatch.fnmatchcase(rel_path, pattern):
             return True
     return False
+
+
+def is_note_path(path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:
+    """A path the vault scan indexes: `.md`, in no hidden folder, not ignored (as
+    `iter_note_paths` judges it; used for single paths from the watcher and posted notes)."""
+    folders = path.split("/")[:-1]
+    return (
+        path.lower().endswith(NOTE_SUFFIX)
+        and not any(part.startswith(".") for part in folders)
+        and not is_ignored(path, tuple(ignores))
+    )
+
+
+def is_watched_folder(path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:
+    """A folder the vault scan walks into (judged as `iter_note_paths` judges it)."""
+    return not any(p.startswith(".") for p in path.split("/")) and not is_ignored(
+        path + "/x", tuple(ignores)
+    )
 
 
 def iter_note_paths(vault_root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) -> Iterator[str]:

@@ -24,29 +24,14 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from vault_rag.vault.paths import UnsafePathError, to_rel_path
-from vault_rag.vault.reader import is_ignored
+from vault_rag.vault.reader import is_note_path, is_watched_folder
+
+__all__ = ["VaultWatcher", "is_note_path", "is_watched_folder"]
 
 log = logging.getLogger(__name__)
 
 OnBatch = Callable[[set[str], set[str]], None]  # (note paths, folder paths)
 _SKIPPED_EVENTS = {"opened", "closed_no_write"}  # reads, not changes
-
-
-def is_note_path(path: str, ignores: Iterable[str]) -> bool:
-    """A path the vault scan indexes: `.md`, in no hidden folder, not ignored."""
-    folders = path.split("/")[:-1]
-    return (
-        path.lower().endswith(".md")
-        and not any(part.startswith(".") for part in folders)
-        and not is_ignored(path, tuple(ignores))
-    )
-
-
-def is_watched_folder(path: str, ignores: Iterable[str]) -> bool:
-    """A folder the vault scan walks into (judged as `iter_note_paths` judges it)."""
-    return not any(p.startswith(".") for p in path.split("/")) and not is_ignored(
-        path + "/x", tuple(ignores)
-    )
 
 
 class VaultWatcher:

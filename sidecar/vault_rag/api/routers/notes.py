@@ -1,7 +1,7 @@
 """`/v1/notes`: the plugin keeps the index in step with Obsidian (upsert, delete, rename) and
 reconciles on layout-ready through the content hashes. Every write goes through the index
-writer's queue (`index/writer.py`); see `api/ingest.py` for how a posted note and the file on
-disk agree."""
+writer's queue (`index/writer.py`); what each change does is `index/sync.py` (including how a
+posted note and the file on disk agree). The routes only translate HTTP."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from vault_rag.api import ingest
 from vault_rag.api.deps import State, note_path
 from vault_rag.api.schemas import (
     NoteHashes,
@@ -24,6 +23,7 @@ from vault_rag.api.schemas import (
     PathResult,
     RenameResult,
 )
+from vault_rag.index.sync import NoteOutcome, PathOutcome, PostedNote
 
 router = APIRouter(prefix="/notes", tags=["notes"])
 
@@ -41,7 +41,7 @@ async def upsert_notes(
     chunks are embedded, at once with `wait=true`). A note whose chunks did not change is
     `unchanged`; vectors are reused by content hash."""
     notes = [
-        ingest.PostedNote(
+        PostedNote(
             path=note_path(n.path),
             content=n.content,
             embeds=[note_path(e) for e in n.embeds],
@@ -49,8 +49,8 @@ async def upsert_notes(
         )
         for n in body.notes
     ]
-    future = state.writer.submit("upsert notes", lambda w: ingest.upsert_notes(w, notes, wait))
-    outcomes: list[ingest.NoteOutcome] = await asyncio.wrap_future(future)
+    future = state.writer.submit("upsert notes", lambda w: state.notes.upsert(notes, wait))
+    outcomes: list[NoteOutcome] = await asyncio.wrap_future(future)
     results = [NoteResult(**vars(o)) for o in outcomes]
     return NotesUpserted(
         results=results,
@@ -68,8 +68,8 @@ async def upsert_notes(
 async def delete_notes(body: NotesDelete, state: State) -> NotesDeleted:
     """Drop notes from the index (notes that embed them are re-resolved)."""
     paths = list(dict.fromkeys(note_path(p) for p in body.paths))
-    future = state.writer.submit("delete notes", lambda w: ingest.delete_notes(w, paths))
-    outcomes: list[ingest.PathOutcome] = await asyncio.wrap_future(future)
+    future = state.writer.submit("delete notes", lambda w: state.notes.delete(paths))
+    outcomes: list[PathOutcome] = await asyncio.wrap_future(future)
     results = [PathResult(path=o.path, status=o.status) for o in outcomes]  # type: ignore[arg-type]
     return NotesDeleted(results=results, deleted=sum(r.status == "deleted" for r in results))
 
@@ -80,8 +80,8 @@ async def rename_notes(body: NotesRename, state: State) -> NotesRenamed:
     nothing; a new file name changes each chunk's title header, so those chunks get new
     vectors in the background."""
     pairs = [(note_path(r.old_path), note_path(r.new_path)) for r in body.renames]
-    future = state.writer.submit("rename notes", lambda w: ingest.rename_notes(w, pairs))
-    outcomes: list[ingest.PathOutcome] = await asyncio.wrap_future(future)
+    future = state.writer.submit("rename notes", lambda w: state.notes.rename(pairs))
+    outcomes: list[PathOutcome] = await asyncio.wrap_future(future)
     results = [
         RenameResult(
             old_path=o.path,
