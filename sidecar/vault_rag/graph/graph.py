@@ -15,7 +15,11 @@
 8. `deduplicate` — near-identical evidence merges by embedding, keeping every source.
 9. `answer_aspect` — one `Send` task per aspect, from that aspect's evidence only.
 10. `synthesize` — one answer from the aspect answers (nothing to do for one aspect).
-11. `finish` — citations, an answer id, and the answer appended to `messages`.
+11. `finish` — citations, an answer id, the answer recorded for feedback and appended to
+    `messages`.
+
+A step that raises ends a chat turn (`messages` input) with an error reply in `messages`
+(`reply_with_error`); a plain `question` run fails as before, for `run.py` to report.
 
 With no model configured (or after the model server failed) the same nodes run their
 deterministic versions: on-topic, the question as is, one aspect, the top-scored chunks and an
@@ -31,6 +35,7 @@ from langgraph.types import Checkpointer
 from vault_rag.graph.nodes.answer import answer_aspect, fan_out_answers, synthesize
 from vault_rag.graph.nodes.condense import condense
 from vault_rag.graph.nodes.dedup import deduplicate
+from vault_rag.graph.nodes.failure import reply_with_error
 from vault_rag.graph.nodes.finish import finish
 from vault_rag.graph.nodes.grade import grade
 from vault_rag.graph.nodes.intent import classify_intent, decline, route_by_intent, small_talk
@@ -66,6 +71,8 @@ NODES = (
 def build_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
     """Wire the nodes. Pass a checkpointer for conversation memory (see `run.open_checkpointer`)."""
     builder = StateGraph(State, input_schema=InputState, output_schema=OutputState)
+    # A step that raises ends a chat turn with an error reply (see `nodes/failure.py`).
+    builder.set_node_defaults(error_handler=reply_with_error)
     builder.add_node(take_question)
     builder.add_node(classify_intent)
     builder.add_node(small_talk)
@@ -104,5 +111,6 @@ def build_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
     return graph
 
 
-# For `langgraph dev` (langgraph.json): the platform supplies its own checkpointer.
+# The graph without resources (a run must bring them); `langgraph dev` loads `graph/studio.py`,
+# which loads them first.
 graph = build_graph()

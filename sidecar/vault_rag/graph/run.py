@@ -18,7 +18,6 @@ the next turn clears whatever per-turn state was left.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,7 +28,6 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from vault_rag.feedback.answers import record_answer
 from vault_rag.graph.config import Configuration, Resources
 from vault_rag.graph.graph import build_graph
 from vault_rag.graph.safe_markdown import StreamNeutralizer, neutralize
@@ -158,18 +156,7 @@ async def run_question(
         notes=notes,
         nodes=nodes,
     )
-    if result.answer_id and result.answer:
-        # Kept so the answer can be rated (👍/👎) and promoted to a note later.
-        await asyncio.to_thread(
-            record_answer,
-            resources.index.data_dir,
-            answer_id=result.answer_id,
-            question=question,
-            answer=result.answer,
-            citations=result.citations,
-            model=resources.llm.label if resources.llm is not None else "extractive",
-            thread_id=result.thread_id,
-        )
+    # The answer was recorded for feedback by the graph's last node (`nodes/finish.py`).
     yield AskEvent("citations", {"citations": result.citations})
     yield AskEvent("final", result.to_dict())
 

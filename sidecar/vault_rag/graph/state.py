@@ -2,8 +2,8 @@
 
 Everything stored here is plain data (dicts, lists, strings, LangChain messages) so the SQLite
 checkpointer can persist a thread without custom serialisers. Fields that parallel tasks write
-(`documents`, `aspect_answers`, `notes`, `usage`) have explicit reducers; each can be cleared
-by the first node of a turn so nothing leaks from one question into the next.
+(`documents`, `aspect_answers`, `notes`, `usage`) have explicit reducers; the first node of a
+turn empties them with LangGraph's `Overwrite`, so nothing leaks from one question into the next.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
 from vault_rag.graph.usage import Usage, add_usage, zero_usage
-
-CLEAR: Literal["clear"] = "clear"
 
 Intent = Literal["on_topic", "chitchat", "off_topic", "unsafe"]
 
@@ -70,13 +68,8 @@ class AspectAnswer(TypedDict):
     quoted_ids: list[str]  # the documents an extractive answer quoted ([] if the model wrote it)
 
 
-def merge_documents(
-    existing: list[Doc] | None, new: list[Doc] | Literal["clear"] | None
-) -> list[Doc]:
-    """Reducer for retrieval fan-in: same id ⇒ one document (aspects united, best score kept).
-    `CLEAR` empties the list (start of a turn)."""
-    if new == CLEAR:
-        return []
+def merge_documents(existing: list[Doc] | None, new: list[Doc] | None) -> list[Doc]:
+    """Reducer for retrieval fan-in: same id ⇒ one document (aspects united, best score kept)."""
     merged = [dict(d) for d in existing or []]
     by_id = {d["id"]: d for d in merged}
     for doc in new or []:
@@ -95,11 +88,9 @@ def merge_documents(
 
 
 def merge_aspect_answers(
-    existing: list[AspectAnswer] | None, new: list[AspectAnswer] | Literal["clear"] | None
+    existing: list[AspectAnswer] | None, new: list[AspectAnswer] | None
 ) -> list[AspectAnswer]:
     """Reducer for the answer fan-in: one answer per aspect, in plan order."""
-    if new == CLEAR:
-        return []
     by_aspect = {a["aspect"]: a for a in existing or []}
     for answer in new or []:
         by_aspect[answer["aspect"]] = answer
@@ -108,16 +99,12 @@ def merge_aspect_answers(
 
 def first_reason(existing: str | None, new: str | None) -> str:
     """Reducer for `degraded`: the first failure reason of a turn wins (parallel tasks may
-    both report one); `CLEAR` resets it."""
-    if new == CLEAR:
-        return ""
+    both report one)."""
     return existing or new or ""
 
 
-def add_notes(existing: list[str] | None, new: list[str] | Literal["clear"] | None) -> list[str]:
+def add_notes(existing: list[str] | None, new: list[str] | None) -> list[str]:
     """Reducer for user-facing notes ("no web key configured", ...): de-duplicated, in order."""
-    if new == CLEAR:
-        return []
     return list(dict.fromkeys([*(existing or []), *(new or [])]))
 
 

@@ -1,16 +1,15 @@
 """Counting what a question costs: model calls, tokens and structured-output repairs.
 
 Every node that calls the model returns a `Usage` in its state update; the state's reducer
-sums them (parallel `Send` tasks included) and the first node of a turn resets it, so the
-totals are per answer. Repair re-asks are counted apart from `llm_calls`, so the budget of
-4 + 2×A calls per question stays checkable while retries stay visible.
+sums them (parallel `Send` tasks included) and the first node of a turn resets it (with
+LangGraph's `Overwrite`), so the totals are per answer. Repair re-asks are counted apart
+from `llm_calls`, so the budget of 4 + 2×A calls per question stays checkable while retries
+stay visible.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
-
-RESET: Literal["reset"] = "reset"
+from typing import Any, TypedDict
 
 
 class Usage(TypedDict):
@@ -27,10 +26,8 @@ def zero_usage() -> Usage:
     )
 
 
-def add_usage(left: Usage | None, right: Usage | Literal["reset"] | None) -> Usage:
-    """State reducer: sum two usages; `RESET` starts a new count."""
-    if right == RESET:
-        return zero_usage()
+def add_usage(left: Usage | None, right: Usage | None) -> Usage:
+    """State reducer: sum two usages."""
     total = zero_usage()
     for part in (left, right):
         for key in total:

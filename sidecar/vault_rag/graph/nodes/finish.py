@@ -1,17 +1,20 @@
-"""Finish the turn: collect the citations, give the answer an id and append it to the
-conversation."""
+"""Finish the turn: collect the citations, give the answer an id, record it for feedback and
+append it to the conversation."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
+from vault_rag.feedback.answers import record_answer
 from vault_rag.graph.config import get_resources
 from vault_rag.graph.extractive import NO_MODEL_NOTE
 from vault_rag.graph.nodes.common import emit, progress
+from vault_rag.graph.safe_markdown import neutralize
 from vault_rag.graph.sources import collect_citations
 from vault_rag.graph.state import State
 
@@ -37,6 +40,18 @@ async def finish(state: State, config: RunnableConfig) -> dict[str, Any]:
     if resources.llm is None:
         notes.append(NO_MODEL_NOTE)
     answer_id = uuid.uuid4().hex
+    # Recorded here, whatever runs the graph (CLI, server, `langgraph dev`), so every answer a
+    # user sees can be rated (👍/👎, `vault-rag feedback`) and promoted to a note.
+    await asyncio.to_thread(
+        record_answer,
+        resources.index.data_dir,
+        answer_id=answer_id,
+        question=state.user_question,
+        answer=neutralize(answer),
+        citations=citations,
+        model=resources.llm.label if resources.llm is not None else "extractive",
+        thread_id=(config.get("configurable") or {}).get("thread_id"),
+    )
     new: list[AnyMessage] = [] if state.from_messages else [HumanMessage(state.user_question)]
     progress("finish", citations=len(citations), answer_id=answer_id)
     return {

@@ -5,15 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langgraph.types import Overwrite
 
 from vault_rag.graph.nodes.common import progress
-from vault_rag.graph.state import CLEAR, State
-from vault_rag.graph.usage import RESET
+from vault_rag.graph.state import State
+from vault_rag.graph.usage import zero_usage
 
 
 async def take_question(state: State) -> dict[str, Any]:
     """Start a turn: pick the question and clear everything the previous turn left behind
-    (documents, answers, notes, usage), keeping only the conversation and its summary."""
+    (documents, answers, notes, usage), keeping only the conversation and its summary. The
+    fields with reducers are emptied with LangGraph's own `Overwrite` (it bypasses the reducer),
+    so what a client streams stays well-typed: no private "clear" markers."""
     last = state.messages[-1] if state.messages else None
     # A plain `question` wins; otherwise a chat client has just appended the human message.
     from_messages = not state.question.strip() and isinstance(last, HumanMessage)
@@ -27,15 +30,15 @@ async def take_question(state: State) -> dict[str, Any]:
         "reply": "",
         "standalone_question": question,
         "aspects": [],
-        "documents": CLEAR,
+        "documents": Overwrite([]),
         "web_searched": False,
         "web_aspects": [],
         "evidence": [],
-        "aspect_answers": CLEAR,
+        "aspect_answers": Overwrite([]),
         "answer": "",
         "citations": [],
         "answer_id": "",
-        "degraded": CLEAR,
-        "notes": CLEAR,
-        "usage": RESET,
+        "degraded": Overwrite(""),
+        "notes": Overwrite([]),
+        "usage": Overwrite(zero_usage()),
     }

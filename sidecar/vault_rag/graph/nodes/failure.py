@@ -1,0 +1,36 @@
+"""When a step fails: a chat turn still gets a reply.
+
+The graph's error handler (`StateGraph.set_node_defaults(error_handler=...)`) runs instead of
+the step that raised. In a chat turn (`messages` input: LangGraph Studio, agent-chat-ui) the
+human message is already in the thread, so the turn ends with an AI message saying what
+failed, instead of a question left without a reply. A plain `question` (the CLI and the HTTP
+server, through `run.py`) re-raises: those callers report the error themselves and keep the
+thread untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from langchain_core.messages import AIMessage
+from langgraph.errors import NodeError
+from langgraph.graph import END
+from langgraph.types import Command
+
+from vault_rag.graph.state import State
+
+
+async def reply_with_error(state: State, error: NodeError) -> Command:
+    if not state.from_messages:
+        raise error.error
+    text = (
+        f"Sorry, this question could not be answered: the {error.node} step failed "
+        f"({type(error.error).__name__}: {error.error})."
+    )
+    # One reply per turn even when parallel steps fail together: the same id replaces it.
+    turn = state.messages[-1].id if state.messages else None
+    key = hashlib.md5(f"{turn}:{state.user_question}".encode()).hexdigest()
+    return Command(
+        update={"messages": [AIMessage(text, id=f"error-{key}")], "notes": [text]},
+        goto=END,
+    )
