@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from test_graph_helpers import shared_index
 from vault_rag.cli import app
+from vault_rag.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(os.environ.get("VAULT_RAG_LANGGRAPH_VENV", REPO / ".venv-langgraph"))
@@ -126,14 +127,18 @@ def _tail(path: Path, chars: int = 4000) -> str:
     return path.read_text(encoding="utf-8", errors="replace")[-chars:]
 
 
-def _stream_run(url: str, thread_id: str, question: str) -> list[tuple[str, Any]]:
-    """One run as agent-chat-ui starts it: the human message as `{"type", "content"}`, streamed.
-    Returns the SSE events as (event, data)."""
-    body = {
+def _stream_run(
+    url: str, thread_id: str, question: str, context: dict[str, Any] | None = None
+) -> list[tuple[str, Any]]:
+    """One run as agent-chat-ui starts it: the human message as `{"type", "content"}`, streamed
+    (`context`: run configuration, as Studio sends it). Returns the SSE events as (event, data)."""
+    body: dict[str, Any] = {
         "assistant_id": "vault_rag",
         "input": {"messages": [{"type": "human", "content": question}]},
         "stream_mode": ["values", "updates", "messages-tuple"],
     }
+    if context is not None:
+        body["context"] = context
     events: list[tuple[str, Any]] = []
     with httpx.stream(
         "POST", f"{url}/threads/{thread_id}/runs/stream", json=body, timeout=180
@@ -172,14 +177,18 @@ def test_a_thread_in_agent_chat_ui_shape_gets_cited_answers(server):
     updates = json.dumps([data for name, data in first if name == "updates"])
     assert '"clear"' not in updates and '"reset"' not in updates, updates
 
-    # The follow-up joins the conversation (the thread holds both turns) and is answered too.
-    second = _stream_run(url, thread_id, "Which condition sends it only to the owning client?")
+    # The follow-up joins the conversation (the thread holds both turns) and is answered too,
+    assert not any("hybrid mode" in n for n in values["notes"]), values["notes"]
+    # ...with a configuration value set as Studio sends one (`context`): it reaches the nodes.
+    follow = "Which condition sends it only to the owning client?"
+    second = _stream_run(url, thread_id, follow, {"web_mode": "hybrid"})
     assert not [e for e in second if e[0] == "error"], second
     values = _last_values(second)
     assert [m["type"] for m in values["messages"]] == ["human", "ai", "human", "ai"]
     follow_up = values["messages"][-1]["content"]
     assert "COND_OwnerOnly" in follow_up, follow_up
     assert "[[Networking/Replication and RPCs" in follow_up, follow_up
+    assert any("hybrid mode" in n for n in values["notes"]), values["notes"]
 
     state = httpx.get(f"{url}/threads/{thread_id}/state", timeout=30).json()
     assert len(state["values"]["messages"]) == 4
@@ -193,3 +202,20 @@ def test_a_thread_in_agent_chat_ui_shape_gets_cited_answers(server):
         assert rated.exit_code == 0, rated.output
         assert "recorded" in rated.output
     assert "BlockingError" not in _tail(log_path, 10**7)
+
+
+def test_studio_sees_the_schemas_and_the_configuration_with_its_defaults(server):
+    url, _, _ = server
+    found = httpx.post(f"{url}/assistants/search", json={"graph_id": "vault_rag"}, timeout=30)
+    assistant = found.json()[0]["assistant_id"]
+    schemas = httpx.get(f"{url}/assistants/{assistant}/schemas", timeout=30)
+    assert schemas.status_code == 200, schemas.text
+    schemas = schemas.json()
+    assert "messages" in schemas["input_schema"]["properties"]
+    output = schemas["output_schema"]["properties"]
+    assert {"messages", "answer", "citations", "answer_id", "notes"} <= set(output)
+    context = schemas["context_schema"]["properties"]
+    top_k = context["top_k"]
+    assert top_k["default"] == Settings.model_fields["top_k"].default  # one home for defaults
+    assert top_k["description"]
+    assert all(field.get("description") for field in context.values()), context

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig, ensure_config
+from pydantic import ConfigDict
 
 from vault_rag.graph.llm import ChatProvider
 from vault_rag.graph.web import WebSearch
@@ -48,25 +49,47 @@ DOMAIN_PRESETS: dict[str, DomainPreset] = {
 class Configuration:
     """Tunable behaviour of one run. The product builds it with `from_settings` only; the
     defaults of the values that are settings come from `Settings` (one home for defaults), so
-    a bare `Configuration()` (tests, `langgraph dev` overrides) is what ships."""
+    a bare `Configuration()` (tests, `langgraph dev` overrides) is what ships. It is also the
+    graph's context schema: LangGraph Studio shows these fields, their defaults and the
+    docstrings below as the run's configuration."""
+
+    # Field docstrings become the descriptions Studio shows (pydantic reads them).
+    __pydantic_config__ = ConfigDict(use_attribute_docstrings=True)
 
     domain: str = DEFAULT_DOMAIN
+    """What the assistant is about: questions outside it are declined (VAULT_RAG_DOMAIN)."""
     web_mode: Literal["strict", "hybrid"] = default("web_mode")
+    """strict: answer from the vault only; hybrid: the web (Tavily) may add evidence."""
     web_when: Literal["weak", "always"] = default("web_when")
+    """Hybrid mode: search the web only when the vault's evidence is weak, or always."""
     max_aspects: int = 4
+    """At most this many aspects (sub-questions) per question."""
     vault_queries_per_aspect: int = 3
+    """Vault search queries the model may write per aspect (the question itself is one)."""
     web_queries_per_aspect: int = 2
-    top_k: int = default("top_k")  # vault results per query
+    """Web search queries per aspect, in hybrid mode."""
+    top_k: int = default("top_k")
+    """Vault results per search query."""
     per_note_cap: int = default("per_note_cap")
+    """At most this many results of one note per search query."""
     rrf_k: int = default("rrf_k")
-    grade_candidates: int = 12  # per aspect, best first: bounds the grading prompt
-    docs_per_aspect: int = 5  # evidence kept per aspect after grading
+    """Reciprocal-rank-fusion constant joining the dense and BM25 result lists."""
+    grade_candidates: int = 12
+    """Candidates per aspect the grader sees, best first (bounds the grading prompt)."""
+    docs_per_aspect: int = 5
+    """Evidence kept per aspect after grading."""
     grade_threshold: float = default("grade_threshold")
-    dedup_threshold: float | None = default("dedup_threshold")  # None: calibrated per model
-    weak_evidence_threshold: float | None = default("weak_evidence_threshold")  # None: same
+    """Graded candidates below this score (0-1) are dropped (the top hits always stay)."""
+    dedup_threshold: float | None = default("dedup_threshold")
+    """Cosine above which two pieces of evidence merge; empty: calibrated per embedding model."""
+    weak_evidence_threshold: float | None = default("weak_evidence_threshold")
+    """Cosine below which vault evidence is weak; empty: calibrated per embedding model."""
     hyde: bool = default("hyde")
-    history_messages: int = 6  # recent messages the condenser sees besides the summary
-    excerpt_chars: int = 700  # per candidate, in grading prompts
+    """Also search with a hypothetical answer passage per aspect (one model call each)."""
+    history_messages: int = 6
+    """Recent messages the condenser sees besides the running summary."""
+    excerpt_chars: int = 700
+    """Characters of each candidate shown in grading prompts."""
 
     @classmethod
     def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:

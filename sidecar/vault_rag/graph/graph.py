@@ -32,6 +32,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
+from vault_rag.graph.config import Configuration
 from vault_rag.graph.nodes.answer import answer_aspect, fan_out_answers, synthesize
 from vault_rag.graph.nodes.condense import condense
 from vault_rag.graph.nodes.dedup import deduplicate
@@ -70,7 +71,11 @@ NODES = (
 
 def build_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
     """Wire the nodes. Pass a checkpointer for conversation memory (see `run.open_checkpointer`)."""
-    builder = StateGraph(State, input_schema=InputState, output_schema=OutputState)
+    # `Configuration` as the context schema: Studio shows its fields, defaults and descriptions
+    # (the values themselves are read from `configurable`, where the server mirrors them).
+    builder = StateGraph(
+        State, context_schema=Configuration, input_schema=InputState, output_schema=OutputState
+    )
     # A step that raises ends a chat turn with an error reply (see `nodes/failure.py`).
     builder.set_node_defaults(error_handler=reply_with_error)
     builder.add_node(take_question)

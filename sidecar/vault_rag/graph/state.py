@@ -9,10 +9,11 @@ turn empties them with LangGraph's `Overwrite`, so nothing leaks from one questi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this one
 
 from vault_rag.graph.usage import Usage, add_usage, zero_usage
 

@@ -9,7 +9,9 @@ stay visible.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this one
 
 
 class Usage(TypedDict):

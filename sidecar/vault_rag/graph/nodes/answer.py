@@ -3,11 +3,12 @@ answer. The node whose text is the final answer streams it as `delta` events."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Send
+from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this one
 
 from vault_rag.graph.config import Configuration, Resources, get_resources
 from vault_rag.graph.extractive import extractive_answer

@@ -4,10 +4,11 @@ the `documents` reducer; `check_evidence` decides whether the web is needed afte
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Send
+from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this one
 
 from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.config import Configuration, Resources, get_resources
