@@ -4,9 +4,10 @@ names `graph` here.
 The LangGraph server imports this module in a worker thread before it serves anything, so
 everything slow or blocking happens here, once: opening the index, loading the embedding model,
 indexing new and changed notes, building the chat model and the web search client. Runs then
-find them ready (`config.use_process_resources`) and never block the server's event loop, so a plain
-`langgraph dev` works (no `--allow-blocking`). Which vault, which data dir and which model come
-from the `VAULT_RAG_*` environment variables (`langgraph.json` reads `.env`; see `.env.example`).
+find them ready (`config.use_process_resources`) and never block the server's event loop, so
+a plain `langgraph dev` works (no `--allow-blocking`). Which vault, which data dir and which
+model come from the `VAULT_RAG_*` environment variables (`langgraph.json` reads `.env`; see
+`.env.example`).
 """
 
 from __future__ import annotations
