@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from test_graph_helpers import shared_index
 from vault_rag.cli import app
+from vault_rag.graph.extractive import NO_MODEL_NOTE
 from vault_rag.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -170,6 +171,7 @@ def test_a_thread_in_agent_chat_ui_shape_gets_cited_answers(server):
     assert kinds == ["human", "ai"], values["messages"]
     reply = values["messages"][-1]["content"]
     assert "[[Networking/Replication and RPCs" in reply, reply
+    assert NO_MODEL_NOTE in values["notes"] and NO_MODEL_NOTE not in reply  # notices: `notes`
     assert values["citations"], values
     assert values["citations"][0]["note_path"] == "Networking/Replication and RPCs.md"
     first_id = values["answer_id"]
