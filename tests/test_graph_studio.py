@@ -8,9 +8,11 @@ import asyncio
 import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import NodeError
 
 from vault_rag.graph.config import ResourcesMissingError, get_resources, use_process_resources
 from vault_rag.graph.graph import build_graph
+from vault_rag.graph.nodes.failure import reply_with_error
 
 
 @pytest.fixture(autouse=True)
@@ -49,3 +51,10 @@ def test_a_failed_question_run_raises_for_its_caller():
     with pytest.raises(ResourcesMissingError):
         asyncio.run(graph.ainvoke({"question": "How do I replicate a property?"}, config))
     assert asyncio.run(graph.aget_state(config)).values.get("messages", []) == []
+
+
+def test_a_failed_parallel_task_fails_the_run_with_its_own_error():
+    """A `Send` task's handler sees the task payload, not the state: it re-raises the error."""
+    failure = NodeError(node="retrieve_vault", error=ValueError("the store is gone"))
+    with pytest.raises(ValueError, match="the store is gone"):
+        asyncio.run(reply_with_error({"aspect": 0, "query": "q"}, failure))

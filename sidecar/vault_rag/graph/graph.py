@@ -19,7 +19,8 @@
     `messages`.
 
 A step that raises ends a chat turn (`messages` input) with an error reply in `messages`
-(`reply_with_error`); a plain `question` run fails as before, for `run.py` to report.
+(`reply_with_error`); a plain `question` run, or a failed parallel (`Send`) task, fails as
+before, for the caller (`run.py`) to report.
 
 With no model configured (or after the model server failed) the same nodes run their
 deterministic versions: on-topic, the question as is, one aspect, the top-scored chunks and an

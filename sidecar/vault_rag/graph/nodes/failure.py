@@ -5,12 +5,15 @@ the step that raised. In a chat turn (`messages` input: LangGraph Studio, agent-
 human message is already in the thread, so the turn ends with an AI message saying what
 failed, instead of a question left without a reply. A plain `question` (the CLI and the HTTP
 server, through `run.py`) re-raises: those callers report the error themselves and keep the
-thread untouched.
+thread untouched. So does a failed parallel task (`Send`: a vault or web query, one aspect's
+answer): the handler gets that task's payload, not the state, so it cannot tell a chat turn
+from a question and lets the run fail with the original error, as before.
 """
 
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.errors import NodeError
@@ -20,8 +23,8 @@ from langgraph.types import Command
 from vault_rag.graph.state import State
 
 
-async def reply_with_error(state: State, error: NodeError) -> Command:
-    if not state.from_messages:
+async def reply_with_error(state: Any, error: NodeError) -> Command:
+    if not isinstance(state, State) or not state.from_messages:
         raise error.error
     text = (
         f"Sorry, this question could not be answered: the {error.node} step failed "
