@@ -89,6 +89,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         "PYTHONPATH": str(REPO / "sidecar"),  # this checkout's code, whatever venv installed
         "LANGSMITH_TRACING": "false",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",  # a test sends nothing anywhere
     }
     port = _free_port()
     log_path = root / "langgraph-dev.log"
