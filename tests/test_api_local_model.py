@@ -35,10 +35,10 @@ def live(tmp_path_factory):
 
 def test_dense_search_finds_a_posted_note_by_meaning(live):
     with live.client() as client:
-        note = {
-            "path": "Pets/Dogs.md",
-            "content": "# Dogs\n\nA puppy wags its tail and fetches the ball in the park.\n",
-        }
+        content = "# Dogs\n\nA puppy wags its tail and fetches the ball in the park.\n"
+        file = live.state.index.vault_root / "Pets" / "Dogs.md"
+        file.write_text(content, encoding="utf-8")  # a post needs its file, as in Obsidian
+        note = {"path": "Pets/Dogs.md", "content": content, "mtime": file.stat().st_mtime_ns / 1e6}
         posted = client.put("/v1/notes", json={"notes": [note]}, params={"wait": "true"})
         assert posted.status_code == 200 and posted.json()["embedded"] == 1
         status = client.get("/v1/status").json()

@@ -129,7 +129,9 @@ def test_a_note_without_vectors_yet_is_pending(tmp_path):
             wait_idle(server)
             for _ in range(1000):  # the model fails from now on: the posted note keeps no vector
                 model.queue_error(503, "model down", endpoint="embeddings")
-            note = {"path": "Posted.md", "content": "# Posted\n\nLumen light bounces.\n"}
+            content = "# Posted\n\nLumen light bounces.\n"
+            (vault / "Posted.md").write_text(content, encoding="utf-8")  # a post needs its file
+            note = {"path": "Posted.md", "content": content}
             assert c.put("/v1/notes", json={"notes": [note]}).status_code == 200
             response = c.get("/v1/related", params={"path": "Posted.md"})
             assert server.state.index.manifest.note("Posted.md") is not None

@@ -191,8 +191,15 @@ def test_malformed_json_is_422_with_a_clear_message(client):
 
 # -- notes -------------------------------------------------------------------------------------
 def test_posted_note_is_searchable_then_unchanged_then_hashed(live, client):
+    # On disk the note embeds a note the sidecar cannot resolve; Obsidian posts it resolved,
+    # with the file's mtime: the posted text is what gets indexed (whether or not the watcher
+    # saw the file first).
+    file = vault_of(live) / "Animals" / "Okapi.md"
+    file.parent.mkdir(exist_ok=True)
+    file.write_text("---\ntags: [zebra]\n---\n# Okapi\n\n![[Okapi habitat]]\n", encoding="utf-8")
     content = "---\ntags: [zebra]\n---\n# Okapi\n\nThe okapi lives in the Ituri rainforest.\n"
-    note = {"path": "Animals/Okapi.md", "content": content, "embeds": [], "mtime": None}
+    mtime = file.stat().st_mtime_ns / 1e6
+    note = {"path": "Animals/Okapi.md", "content": content, "embeds": [], "mtime": mtime}
     first = client.put("/v1/notes", json={"notes": [note]}, params={"wait": "true"})
     assert first.status_code == 200, first.text
     result = first.json()["results"][0]
@@ -282,19 +289,28 @@ def test_watcher_first_then_the_post_is_unchanged(live, client):
     assert result["status"] == "unchanged" and result["embedded"] == 0
 
 
-def test_posted_without_a_file_then_saved_to_disk_keeps_chunk_ids(live, client):
+def test_posted_without_a_file_is_refused_then_saved_to_disk_is_indexed(live, client):
+    # Issue 13, item 4 (behaviour changed on purpose): a post for a path with no file used to
+    # be indexed and then dropped silently at the next start; it is now refused at once.
     content = "# Axolotl\n\n## Habitat\n\nLake Xochimilco.\n\n## Regeneration\n\nLimbs regrow.\n"
     note = {"path": "Later/Axolotl.md", "content": content}
-    result = client.put("/v1/notes", json={"notes": [note]}).json()["results"][0]
-    assert result["source"] == "posted"
+    refused = client.put("/v1/notes", json={"notes": [note]})
+    assert refused.status_code == 404, refused.text
+    assert refused.json()["code"] == "no_file"
+    assert refused.json()["detail"] == {"paths": ["Later/Axolotl.md"]}
     manifest = live.state.index.manifest
-    posted = {c.id: c.content_hash for c in manifest.note_chunks("Later/Axolotl.md")}
-    assert manifest.note("Later/Axolotl.md").file_hash.startswith("posted:")
+    assert manifest.note("Later/Axolotl.md") is None
+    assert "Later/Axolotl.md" not in client.get("/v1/notes/hashes").json()["hashes"]
     path = vault_of(live) / "Later" / "Axolotl.md"
     path.parent.mkdir(exist_ok=True)
     path.write_text(content, encoding="utf-8")
-    wait_until(lambda: manifest.note("Later/Axolotl.md").file_hash == sha(path.read_bytes()), 10)
-    assert {c.id: c.content_hash for c in manifest.note_chunks("Later/Axolotl.md")} == posted
+    wait_until(lambda: manifest.note("Later/Axolotl.md"), 10)
+    wait_idle(live)
+    ids = {c.id: c.content_hash for c in manifest.note_chunks("Later/Axolotl.md")}
+    note["mtime"] = path.stat().st_mtime_ns / 1e6
+    again = client.put("/v1/notes", json={"notes": [note]}).json()["results"][0]
+    assert again["status"] == "unchanged" and again["source"] == "disk"
+    assert {c.id: c.content_hash for c in manifest.note_chunks("Later/Axolotl.md")} == ids
 
 
 def test_delete_and_rename(live, client):
@@ -334,10 +350,13 @@ def test_delete_and_rename(live, client):
 def test_search_answers_while_a_batch_is_written(live, client, fake):
     fake.delay = 0.05  # slow embedding: the writer stays busy
     try:
-        notes = [
-            {"path": f"Bulk/Note {i}.md", "content": f"# Bulk {i}\n\nfiller text number {i}.\n"}
-            for i in range(60)
-        ]
+        bulk = vault_of(live) / "Bulk"
+        bulk.mkdir(exist_ok=True)
+        notes = []
+        for i in range(60):  # each post has its file, as in Obsidian
+            content = f"# Bulk {i}\n\nfiller text number {i}.\n"
+            (bulk / f"Note {i}.md").write_text(content, encoding="utf-8")
+            notes.append({"path": f"Bulk/Note {i}.md", "content": content})
         with live.client() as writer_client:
             started = time.monotonic()
             response = writer_client.put("/v1/notes", json={"notes": notes})

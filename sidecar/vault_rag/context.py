@@ -7,6 +7,7 @@ import logging
 from vault_rag import doctor
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.embeddings.factory import make_provider
+from vault_rag.exclusions import Exclusions
 from vault_rag.index.indexer import Indexer
 from vault_rag.index.stores.factory import open_vector_store
 from vault_rag.index.vault_index import VaultIndex
@@ -59,10 +60,11 @@ def open_index(settings: Settings, provider: EmbeddingProvider | None = None) ->
 
 
 def make_indexer(settings: Settings, index: VaultIndex) -> Indexer:
-    """An indexer with the configured chunking (`chunk_options`)."""
+    """An indexer with the configured chunking (`chunk_options`) that skips the ignored and
+    excluded folders (the `exclude` setting and the plugin's list in the data dir)."""
     return Indexer(
         index,
-        ignores=settings.ignore,
+        ignores=Exclusions.load(settings, index.data_dir).ignores(),
         chunk_options=chunk_options(settings, index.provider),
         batch_size=settings.embeddings_batch_size,
     )

@@ -16,9 +16,20 @@ from vault_rag import __version__
 from vault_rag.api.deps import ServerState, require_token
 from vault_rag.api.errors import install_error_handlers
 from vault_rag.api.middleware import BodyLimitMiddleware, CORSMiddleware, HostCheckMiddleware
-from vault_rag.api.routers import answers, ask, health, notes, related, search, status, threads
+from vault_rag.api.routers import (
+    answers,
+    ask,
+    exclude,
+    health,
+    notes,
+    related,
+    search,
+    status,
+    threads,
+)
 from vault_rag.api.schemas import ErrorBody
 from vault_rag.context import make_indexer, open_index
+from vault_rag.exclusions import Exclusions
 from vault_rag.feedback.prior import open_prior
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.sync import VaultSync
@@ -47,7 +58,11 @@ and the answer graph.
   (`invalid_host`), 401 token, 403 origin not allowed (`origin_not_allowed`), 408 a request
   body that did not arrive in time (`body_timeout`, `server_body_timeout` seconds), 413 body
   too large, 422 invalid JSON or fields (non-finite numbers included), 503 embedding model
-  unavailable.
+  unavailable. `PUT /v1/notes` refuses a whole batch, storing nothing, with 403 `excluded`
+  (a note in an excluded folder) or 404 `no_file` (a note with no file in the sidecar's
+  vault); `detail.paths` names the notes.
+* **Excluded folders** (`/v1/settings/exclude`): the sidecar's `exclude` setting plus the
+  list the plugin pushes are never read, indexed or accepted.
 """
 
 
@@ -99,7 +114,7 @@ def create_app(
     install_error_handlers(app)
     v1 = APIRouter(prefix="/v1")
     v1.include_router(health.router)
-    for module in (status, notes, search, related, ask, threads, answers):
+    for module in (status, notes, search, related, ask, threads, answers, exclude):
         v1.include_router(module.router, dependencies=[Depends(require_token)])
     app.include_router(v1)
     # Added last = runs first: host check, then CORS (so errors carry the grant), then limits.
@@ -137,6 +152,7 @@ def _open_state(
         # One feedback prior for every search path (POST /v1/search and the answer graph), so
         # `feedback_prior` switches it for both.
         prior = open_prior(settings.model_copy(update={"data_dir": index.data_dir}))
+        exclusions = Exclusions.load(settings, index.data_dir)
         writer = IndexWriter(make_indexer(settings, index), batch_notes=settings.index_batch_notes)
         writer.start()
         notes = VaultSync(writer)
@@ -147,6 +163,7 @@ def _open_state(
             writer=writer,
             notes=notes,
             sync=sync,
+            exclusions=exclusions,
             watcher=None,
             resources=resources,
             prior=prior,
@@ -154,7 +171,7 @@ def _open_state(
             graph=None,
         )
         if settings.server_watch if watch is None else watch:
-            state.watcher = _start_watcher(settings, index, sync)
+            state.watcher = _start_watcher(settings, index, sync, exclusions.ignores())
         if reconcile:
             sync.reconcile()  # after the watcher starts: nothing changing meanwhile is missed
         if state.resources is None:
@@ -184,11 +201,13 @@ def _check_store(index: VaultIndex) -> None:
         log.error("vector store unavailable, serving BM25 only until it answers: %s", exc)
 
 
-def _start_watcher(settings: Settings, index: VaultIndex, sync: DiskSync) -> VaultWatcher | None:
+def _start_watcher(
+    settings: Settings, index: VaultIndex, sync: DiskSync, ignores: tuple[str, ...]
+) -> VaultWatcher | None:
     watcher = VaultWatcher(
         index.vault_root,
         lambda paths, dirs: sync.submit(paths, dirs),
-        ignores=settings.ignore,
+        ignores=ignores,
         debounce=settings.watch_debounce,
         max_delay=settings.watch_max_delay,
     )
@@ -228,7 +247,7 @@ def openapi_schema(app: FastAPI) -> dict[str, Any]:
         components.pop(name, None)
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
     for path, operations in schema["paths"].items():
-        for operation in operations.values():
+        for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
             extra: dict[str, str] = {}
             if operation.get("security"):
@@ -247,6 +266,9 @@ def openapi_schema(app: FastAPI) -> dict[str, Any]:
                 extra["503"] = "The vector store cannot be reached"
             if path in ("/v1/search", "/v1/notes"):
                 extra["503"] = "The embedding model is unavailable"
+            if path == "/v1/notes" and method == "put":
+                extra["403"] = "A note is in an excluded folder (`excluded`); nothing stored"
+                extra["404"] = "A note has no file in the vault (`no_file`); nothing stored"
             for code, description in extra.items():
                 responses[code] = {"description": description, "content": error}
     app.openapi_schema = schema

@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from vault_rag.api.errors import ApiError
+from vault_rag.exclusions import Exclusions
 from vault_rag.graph.turns import ThreadTurns
 from vault_rag.index.sync import VaultSync
 from vault_rag.index.vault_index import VaultIndex
@@ -37,6 +38,7 @@ class ServerState:
     writer: IndexWriter
     notes: VaultSync  # every note change (routes, watcher, start-up), on the writer
     sync: DiskSync  # disk batches and the start-up reconcile, on the writer
+    exclusions: Exclusions  # excluded folders (the setting's and the plugin's)
     watcher: VaultWatcher | None  # None: not following the disk (off, or could not start)
     resources: Any  # graph.config.Resources
     prior: Any  # feedback.prior.FeedbackPrior shared by every search path; None: off

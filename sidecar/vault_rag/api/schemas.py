@@ -342,6 +342,28 @@ class ErrorEvent(BaseModel):
     message: str
 
 
+# -- excluded folders --------------------------------------------------------------------------
+class ExcludeUpdate(ApiModel):
+    exclude: list[Annotated[str, Field(max_length=1024)]] = Field(
+        max_length=1000,
+        description="The plugin's excluded folders: vault-relative folders or note paths "
+        "(`Journal/private`), or globs over vault-relative paths (`*/drafts`); each excludes "
+        "the path and everything under it. Replaces the list pushed before; [] clears it.",
+    )
+
+
+class ExcludeState(BaseModel):
+    exclude: list[str] = Field(description="The plugin's list, normalised (NFC, `/`)")
+    configured: list[str] = Field(
+        description="The sidecar's own `exclude` setting (settings file or "
+        "`VAULT_RAG_EXCLUDE`); applies too and cannot be changed through the API"
+    )
+    removed: int = Field(
+        0, description="PUT: notes removed from the index now (excluded, or gone from disk)"
+    )
+    queued: int = Field(0, description="PUT: notes no longer excluded, queued for indexing")
+
+
 # -- threads -----------------------------------------------------------------------------------
 class ThreadMessage(BaseModel):
     role: Literal["user", "assistant", "system", "tool"]

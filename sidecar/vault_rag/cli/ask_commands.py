@@ -14,6 +14,7 @@ import typer
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
 from vault_rag.context import make_indexer, open_index
 from vault_rag.embeddings.base import EmbeddingError
+from vault_rag.exclusions import ExcludeError, Exclusions
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
@@ -174,9 +175,12 @@ def check_typos(
         if not as_json:
             err.print(f"[dim]{path}: {found}[/]", highlight=False)
 
-    report = asyncio.run(
-        check_vault(vault, model, ignores=settings.ignore, only=note, on_note=on_note)
-    )
+    try:  # excluded folders are private: never sent to the model
+        ignores = Exclusions.load(settings, settings.resolved_data_dir()).ignores()
+    except ExcludeError as exc:
+        fail(str(exc))
+        return
+    report = asyncio.run(check_vault(vault, model, ignores=ignores, only=note, on_note=on_note))
     files = write_report(report, target)
     if as_json:
         sys.stdout.write(

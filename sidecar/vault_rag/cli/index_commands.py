@@ -15,6 +15,7 @@ from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, 
 from vault_rag.context import make_indexer, open_index
 from vault_rag.doctor import DamagedDataError, diagnose
 from vault_rag.embeddings.base import EmbeddingError
+from vault_rag.exclusions import ExcludeError
 from vault_rag.feedback.prior import FeedbackPrior, open_prior
 from vault_rag.index.indexer import Indexer, IndexSummary
 from vault_rag.index.indexer import Progress as IndexProgress
@@ -72,7 +73,11 @@ def index(
     """Index the vault incrementally: only new or changed notes (and notes embedding them) are
     re-chunked, and only changed chunks are embedded."""
     settings, vault_index = _open(vault, data_dir)
-    indexer = make_indexer(settings, vault_index)
+    try:
+        indexer = make_indexer(settings, vault_index)
+    except ExcludeError as exc:  # never guess "nothing excluded": that would index them
+        vault_index.close()
+        fail(str(exc))
     out.print(f"index: {vault_index.data_dir}", highlight=False)
     try:
         if rebuild:

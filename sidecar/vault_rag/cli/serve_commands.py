@@ -33,6 +33,7 @@ def serve(
     from vault_rag.api.log_redact import install_redaction
     from vault_rag.doctor import DamagedDataError, recover
     from vault_rag.embeddings.base import EmbeddingError
+    from vault_rag.exclusions import ExcludeError, Exclusions
     from vault_rag.index.lock import IndexLockedError, WriterLock
     from vault_rag.index.vault_index import ModelMismatchError
 
@@ -49,6 +50,10 @@ def serve(
         for action in recover(data):
             err.print(f"[yellow]repaired:[/] {action}", highlight=False)
     except DamagedDataError as exc:
+        fail(str(exc))
+    try:  # the excluded folders must be known before the vault is read
+        Exclusions.load(settings, data)
+    except ExcludeError as exc:
         fail(str(exc))
     token, created = load_or_create_token(data)
     if created:

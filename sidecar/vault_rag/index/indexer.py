@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from vault_rag.chunking.chunker import ChunkOptions
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.lock import WriterLock
-from vault_rag.index.manifest import Manifest, NoteRecord
+from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
 from vault_rag.index.note_file import read_note_file
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
@@ -27,11 +27,16 @@ from vault_rag.pipeline import chunk_options as default_chunk_options
 from vault_rag.pipeline import chunk_vault_note, pipeline_signature
 from vault_rag.vault.links import NoteIndex, parse_link
 from vault_rag.vault.paths import UnsafePathError
-from vault_rag.vault.reader import DEFAULT_IGNORES, iter_note_paths
+from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored, iter_note_paths
 from vault_rag.vault.types import ResolvedNote
 
 MISSING_PREFIX = "missing:"
 log = logging.getLogger(__name__)
+
+
+def _some(paths: list[str], n: int = 5) -> str:
+    more = f" and {len(paths) - n} more" if len(paths) > n else ""
+    return ", ".join(paths[:n]) + more
 
 
 @dataclass
@@ -46,11 +51,12 @@ class IndexSummary:
     chunks_pending: int = 0  # still waiting for a vector (interrupted or limited run)
     seconds: float = 0.0
     warnings: int = 0
+    deleted_why: str = ""  # e.g. " (excluded 3, posted with no file 2)": see ScanResult
 
     def line(self) -> str:
         return (
             f"notes seen {self.notes_seen} / changed {self.notes_changed} / "
-            f"deleted {self.notes_deleted} / renamed {self.notes_renamed}; "
+            f"deleted {self.notes_deleted}{self.deleted_why} / renamed {self.notes_renamed}; "
             f"chunks embedded {self.chunks_embedded} / reused {self.chunks_reused}"
             + (f" / pending {self.chunks_pending}" if self.chunks_pending else "")
             + f"; {self.seconds:.1f} s"
@@ -72,6 +78,17 @@ class ScanResult:
     touched: list[NoteRecord] = field(default_factory=list)  # same bytes, new stat
     deleted: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # old → new
+    # Of `deleted`, the notes whose file is still there but now ignored or excluded, and the
+    # notes that were posted (`PUT /v1/notes`) while no file existed (an older sidecar kept
+    # them until a restart): said apart, so a start-up never just reports "deleted 527".
+    excluded: list[str] = field(default_factory=list)
+    posted_gone: list[str] = field(default_factory=list)
+
+    def deleted_why(self) -> str:
+        parts = [f"excluded {len(self.excluded)}"] if self.excluded else []
+        if self.posted_gone:
+            parts.append(f"posted with no file {len(self.posted_gone)}")
+        return f" ({', '.join(parts)})" if parts else ""
 
     def detect_renames(self, known: dict[str, NoteRecord]) -> None:
         """A deleted note whose bytes reappear under a new path is a rename. The vector cache
@@ -127,6 +144,7 @@ class Indexer:
             signature = pipeline_signature(self.chunk_options)
             scan = self.scan(force=self.index.manifest.get_meta("pipeline") != signature)
             summary = IndexSummary(
+                deleted_why=scan.deleted_why(),
                 notes_seen=len(scan.seen),
                 notes_changed=len(scan.changed),
                 notes_deleted=len(scan.deleted) - len(scan.renamed),
@@ -200,7 +218,32 @@ class Indexer:
         present = set(result.seen)
         result.deleted = sorted(p for p in known if p not in present)
         result.detect_renames(known)
+        self._explain_deleted(result, known)
         return result
+
+    def _explain_deleted(self, result: ScanResult, known: dict[str, NoteRecord]) -> None:
+        root = self.index.vault_root
+        for rel in result.deleted:
+            if is_ignored(rel, self.ignores):
+                result.excluded.append(rel)
+            elif known[rel].file_hash.startswith(POSTED_PREFIX):
+                result.posted_gone.append(rel)
+        on_disk = [p for p in result.excluded if (root / p).is_file()]
+        if on_disk:
+            log.warning(
+                "%d note(s) left the index: an excluded folder or ignore pattern covers them "
+                "now (%s)",
+                len(on_disk),
+                _some(on_disk),
+            )
+        if result.posted_gone:
+            log.warning(
+                "%d note(s) posted while no file existed at their path left the index, the "
+                "vault being the source of truth (%s); a post for a path without a file is "
+                "now refused with 404 no_file",
+                len(result.posted_gone),
+                _some(result.posted_gone),
+            )
 
     # -- 3. chunk and record -----------------------------------------------------------------
     def apply(self, scan: ScanResult, progress: Progress) -> int:

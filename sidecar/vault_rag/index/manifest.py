@@ -22,6 +22,9 @@ import numpy as np
 from vault_rag.chunking.types import Chunk
 
 SCHEMA_VERSION = "1"
+# The file hash of a note recorded from a post while the disk held an older version
+# (`index/sync.py`): the next disk event or scan re-reads the file.
+POSTED_PREFIX = "posted:"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -29,9 +29,14 @@ as it is on disk when the post is applied (`record_for_posted`):
    `current_hash`, the file's sha256 (what `GET /v1/notes/hashes` now reports), so the plugin
    reads the note again.
 4. Otherwise the disk holds an older version (`post_differs_from_disk`: a save racing the
-   post) or no file at all (`post_without_file`): the posted text is indexed now, recorded with
-   the placeholder hash ``posted:<content hash>`` so the next disk event or start-up scan
-   re-reads the file.
+   post) or a file that cannot be read (`post_without_file`): the posted text is indexed now,
+   recorded with the placeholder hash ``posted:<content hash>`` so the next disk event or
+   start-up scan re-reads the file.
+
+A batch is refused whole, before anything is stored (`refuse_posted`), when a note is in an
+excluded folder (`excluded`) or has no file in the vault the scan would index (`no_file`). A
+post that inlined an excluded note is indexed from the file (case 1's resolution, which leaves
+that embed as a link).
 
 In cases 1 and 2 the watcher's event for the same save finds the stat it expects and skips the
 file; when the watcher ran first, the post finds the same chunks and answers `unchanged`. Either
@@ -53,15 +58,18 @@ losing a change, and a note the plugin already posted (same stat as recorded) is
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vault_rag.chunking.chunker import chunk_note
+from vault_rag.exclusions import is_excluded
 from vault_rag.index.indexer import Indexer, ScanResult, dependents_of, note_dependencies
-from vault_rag.index.manifest import Manifest, NoteRecord
+from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
 from vault_rag.index.note_file import FileInFlux, read_note_file
+from vault_rag.index.post_checks import PostRefused, refuse_posted
 from vault_rag.index.writer import IndexWriter, vector_needs
 from vault_rag.pipeline import pipeline_signature
 from vault_rag.vault.embeds import resolve_text
@@ -71,10 +79,10 @@ from vault_rag.vault.paths import UnsafePathError
 from vault_rag.vault.reader import decode_note_bytes, is_note_path, read_note
 from vault_rag.vault.types import ResolvedNote, Span
 
-POSTED_PREFIX = "posted:"
 STALE = "stale"
+log = logging.getLogger(__name__)
 
-__all__ = ["FileInFlux", "VaultSync"]
+__all__ = ["POSTED_PREFIX", "FileInFlux", "PostRefused", "VaultSync"]
 
 
 @dataclass
@@ -156,7 +164,9 @@ class VaultSync:
     # -- PUT /v1/notes ---------------------------------------------------------------------
     def upsert(self, notes: list[PostedNote], wait: bool) -> list[NoteOutcome]:
         indexer, manifest = self.indexer, self.manifest
-        note_index = NoteIndex(set(self.writer.note_paths()) | {n.path for n in notes})
+        on_disk = set(self.writer.note_paths())
+        refuse_posted(notes, indexer.ignores, on_disk)
+        note_index = NoteIndex(on_disk | {n.path for n in notes})
         outcomes: list[NoteOutcome] = []
         changed: list[str] = []
         posted_paths = {n.path for n in notes}
@@ -164,7 +174,10 @@ class VaultSync:
             if not is_note_path(note.path, indexer.ignores):
                 outcomes.append(NoteOutcome(note.path, "ignored"))
                 continue
-            record, resolved, source = record_for_posted(self.root, note, note_index)
+            # The plugin inlined an excluded note: index the file's own resolution instead,
+            # which leaves that embed as a link (excluded notes are not in the note index).
+            private = any(is_excluded(e, indexer.ignores) for e in note.embeds)
+            record, resolved, source = record_for_posted(self.root, note, note_index, private)
             stale = source == STALE
             if stale:  # the file's own version is what gets (re-)indexed, if anything
                 source = "disk"
@@ -251,6 +264,20 @@ class VaultSync:
                 outcome.embedded, outcome.reused = vector_needs(manifest, [outcome.new_path])
         return outcomes
 
+    # -- excluded folders (PUT /v1/settings/exclude) --------------------------------------
+    def set_ignores(self, ignores: tuple[str, ...]) -> tuple[list[str], list[str]]:
+        """Use a new ignore list (the excluded folders changed): the notes it now covers leave
+        the index now (the notes embedding them are re-resolved, so no excluded text stays
+        inlined elsewhere). Returns (removed, to index): the notes it no longer covers, which
+        the caller queues like new files."""
+        self.indexer.ignores = ignores
+        known = self.manifest.notes()
+        seen = self.writer.note_paths()
+        present = set(seen)
+        removed = sorted(p for p in known if p not in present)
+        self.apply(ScanResult(seen=seen, deleted=removed))
+        return removed, [p for p in seen if p not in known]
+
     # -- disk batches (the watcher) --------------------------------------------------------
     def expand(self, paths: Iterable[str], dirs: Iterable[str]) -> list[str]:
         """The note paths a batch covers: its paths, plus every known or present note under a
@@ -313,20 +340,23 @@ class VaultSync:
         scan = start.scan
         line = (
             f"server start-up: notes seen {len(scan.seen)} / changed {len(scan.changed)} / "
-            f"deleted {len(scan.deleted) - len(scan.renamed)} / renamed {len(scan.renamed)}"
+            f"deleted {len(scan.deleted) - len(scan.renamed)}{scan.deleted_why()} / "
+            f"renamed {len(scan.renamed)}"
         )
         self.manifest.set_meta("pipeline", start.signature)
         seconds = time.monotonic() - started
         self.manifest.set_meta("last_run", f"{line}; applied in {seconds:.1f} s")
+        log.info("%s; applied in %.1f s", line, seconds)
         self.writer.status.reconciled = True
 
 
 # -- how a posted note is recorded (see the module doc) ---------------------------------------
 def record_for_posted(
-    root: Path, note: PostedNote, note_index: NoteIndex
+    root: Path, note: PostedNote, note_index: NoteIndex, disk_only: bool = False
 ) -> tuple[NoteRecord, ResolvedNote, str]:
     """(record, resolved note, "disk" | "posted" | "stale") for a posted note. For "stale" the
-    record and resolution are the file's."""
+    record and resolution are the file's; `disk_only`: the file's resolution whenever the file
+    can be read (the posted text must not be indexed)."""
     text = note.content.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     frontmatter, body, start, warnings = split_frontmatter(text, note.path)
     posted = ResolvedNote(
@@ -347,7 +377,8 @@ def record_for_posted(
     if not source.skipped:
         disk = resolve_text(note.path, source.text, note_index, lambda p: read_note(root, p))
         disk.warnings[:0] = source.warnings
-        if (disk.text, disk.body_start_line, disk.frontmatter) == (body, start, frontmatter):
+        same = (disk.text, disk.body_start_line, disk.frontmatter) == (body, start, frontmatter)
+        if same or disk_only:
             return file.record, disk, "disk"
         if post_is_stale(note, file.record):
             return file.record, disk, STALE  # the file is newer than the post: the disk wins
@@ -364,7 +395,8 @@ def placeholder_record(note: PostedNote) -> NoteRecord:
 def post_without_file(
     note: PostedNote, posted: ResolvedNote
 ) -> tuple[NoteRecord, ResolvedNote, str]:
-    """A post for a path with no readable file: indexed as posted, for the disk to settle."""
+    """A post whose file cannot be read (a path with no file at all was refused before, see
+    `refuse_posted`): indexed as posted, for the disk to settle."""
     return placeholder_record(note), posted, "posted"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,15 +115,34 @@ def read_note(vault_root: Path, rel_path: str, max_bytes: int = MAX_NOTE_BYTES) 
     return decode_note_bytes(rel_path, data, max_bytes)
 
 
+# An ignore pattern starting with "/" is rooted at the vault (the sidecar's `exclude` setting,
+# the plugin's "Excluded folders"): it matches a vault-relative path and everything under it.
+ROOTED = "/"
+
+
 def is_ignored(rel_path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:
-    """True when any folder part of `rel_path` is ignored, or the path matches an ignore glob."""
+    """True when any folder part of `rel_path` is ignored, or the path matches an ignore glob;
+    a rooted pattern ("/Journal/private", "/*/drafts") matches the path or any folder above it,
+    compared in NFC (how the plugin and `normalize_rel_path` spell paths)."""
     parts = rel_path.split("/")
     for pattern in ignores:
+        if pattern.startswith(ROOTED):
+            if _rooted_match(rel_path, pattern[1:]):
+                return True
+            continue
         if any(fnmatch.fnmatchcase(part, pattern) for part in parts[:-1]):
             return True
         if fnmatch.fnmatchcase(rel_path, pattern):
             return True
     return False
+
+
+def _rooted_match(rel_path: str, pattern: str) -> bool:
+    if not pattern:
+        return False
+    parts = unicodedata.normalize("NFC", rel_path).split("/")
+    pattern = unicodedata.normalize("NFC", pattern)
+    return any(fnmatch.fnmatchcase("/".join(parts[:n]), pattern) for n in range(1, len(parts) + 1))
 
 
 def is_note_path(path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:

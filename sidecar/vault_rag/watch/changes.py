@@ -45,6 +45,20 @@ class DiskSync:
         """Start-up: the indexer's full scan (new, changed, deleted while the server was down)."""
         return self.writer.submit("reconcile", self._reconcile, Priority.DISK)
 
+    def set_ignores(self, ignores: Iterable[str]) -> Future[tuple[list[str], list[str]]]:
+        """Apply a new ignore list (the excluded folders changed) ahead of queued disk work
+        (`VaultSync.set_ignores`); the notes it no longer covers are queued as a disk batch.
+        Returns (removed, queued) paths."""
+        ignores = tuple(ignores)
+
+        def job(writer: IndexWriter) -> tuple[list[str], list[str]]:
+            removed, queued = self.sync.set_ignores(ignores)
+            if queued:
+                self.submit(queued)
+            return removed, queued
+
+        return self.writer.submit("exclude", job, Priority.USER)
+
     def stop(self) -> None:
         with self._lock:
             for timer in self._timers:

@@ -11,6 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from vault_rag.api.deps import State, note_path
+from vault_rag.api.errors import ApiError
 from vault_rag.api.schemas import (
     NoteHashes,
     NoteResult,
@@ -23,9 +24,10 @@ from vault_rag.api.schemas import (
     PathResult,
     RenameResult,
 )
-from vault_rag.index.sync import NoteOutcome, PathOutcome, PostedNote
+from vault_rag.index.sync import NoteOutcome, PathOutcome, PostedNote, PostRefused
 
 router = APIRouter(prefix="/notes", tags=["notes"])
+REFUSED_STATUS = {"excluded": 403, "no_file": 404}  # a whole batch refused, nothing stored
 
 
 @router.put("", response_model=NotesUpserted, summary="Batch upsert of resolved notes")
@@ -50,7 +52,11 @@ async def upsert_notes(
         for n in body.notes
     ]
     future = state.writer.submit("upsert notes", lambda w: state.notes.upsert(notes, wait))
-    outcomes: list[NoteOutcome] = await asyncio.wrap_future(future)
+    try:
+        outcomes: list[NoteOutcome] = await asyncio.wrap_future(future)
+    except PostRefused as exc:
+        status = REFUSED_STATUS[exc.code]
+        raise ApiError(status, exc.code, str(exc), {"paths": exc.paths}) from exc
     results = [NoteResult(**vars(o)) for o in outcomes]
     return NotesUpserted(
         results=results,
