@@ -5,7 +5,7 @@
  */
 import { type App, Notice } from "obsidian";
 
-import { SidecarClient } from "./client";
+import { connectionStateOf, SidecarClient } from "./client";
 import type { ResolveSubpath } from "./resolver";
 import type { VaultRagSettings } from "./settings";
 import { ConnectionNotices, describeStatus, StatusPoller } from "./status/poller";
@@ -34,6 +34,8 @@ export class Services {
   private readonly notices: ConnectionNotices;
   private statusEl: HTMLElement | null = null;
   private excludedKey: string;
+  /** The excluded folders the sidecar last accepted (null: not yet, or the push failed). */
+  private pushedExcluded: string | null = null;
   private started = false;
   private settingsTimer: number | null = null;
   private persistTimer: number | null = null;
@@ -54,11 +56,15 @@ export class Services {
         this.notices.update(snapshot.connection);
         this.renderStatus();
       },
-      onRecovered: () => this.sync.kick(),
+      onRecovered: () => {
+        void this.pushExcluded();
+        this.sync.kick();
+      },
     });
     this.embeds = new ObsidianEmbedIndex(app);
-    this.sync = new SyncEngine(this.client, obsidianNoteSource(app, hooks.resolveSubpath, this.embeds), {
-      isExcluded: (path) => isExcluded(path, settings().excludedFolders),
+    const excluded = (path: string) => isExcluded(path, settings().excludedFolders);
+    this.sync = new SyncEngine(this.client, obsidianNoteSource(app, hooks.resolveSubpath, this.embeds, excluded), {
+      isExcluded: excluded,
       persisted: hooks.persisted ?? null,
       onError: (error) => this.poller.report(error),
       onDropped: (path, error) => console.warn(`Vault RAG: the sidecar refused ${path}:`, error),
@@ -93,7 +99,25 @@ export class Services {
     if (this.started) return;
     this.started = true;
     this.poller.start();
-    void this.sync.reconcile();
+    // The sidecar owns the exclusions (its own scan and watcher honour them): tell it first,
+    // so the reconcile compares against an index without the excluded notes.
+    void this.pushExcluded().finally(() => void this.sync.reconcile());
+  }
+
+  /** Send the excluded folders to the sidecar when it does not have this list yet; a failure
+   * is retried when the sidecar is back (the poller's recovery) or the setting changes. */
+  private async pushExcluded(): Promise<void> {
+    const folders = [...this.settings().excludedFolders];
+    const key = folders.join("\n");
+    if (key === this.pushedExcluded) return;
+    try {
+      await this.client.setExcluded(folders);
+      this.pushedExcluded = key;
+    } catch (error) {
+      this.pushedExcluded = null;
+      this.poller.report(error);
+      if (connectionStateOf(error) === null) console.warn("Vault RAG: the sidecar refused the excluded folders:", error);
+    }
   }
 
   /** Settings were saved (maybe on every keystroke): once they have been quiet for a moment,
@@ -113,7 +137,7 @@ export class Services {
     const key = this.settings().excludedFolders.join("\n");
     if (key !== this.excludedKey) {
       this.excludedKey = key;
-      void this.sync.reconcile();
+      void this.pushExcluded().finally(() => void this.sync.reconcile());
     } else {
       this.sync.kick();
     }

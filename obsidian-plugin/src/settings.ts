@@ -9,7 +9,8 @@ export interface VaultRagSettings {
   token: string;
   /** The ask pane's default: `strict` (the vault only) or `hybrid` (the vault plus the web). */
   answerMode: AnswerMode;
-  /** Vault folders whose notes are never sent to the sidecar. */
+  /** Vault folders whose notes are never sent to the sidecar; pushed to it too
+   * (`PUT /v1/settings/exclude`), so its own scan and watcher skip them. */
   excludedFolders: string[];
   /** Where "Save as note" puts answers (vault-relative); empty: the sidecar's default. */
   answersFolder: string;
@@ -133,7 +134,10 @@ export class VaultRagSettingTab extends PluginSettingTab {
 
     new Setting(containerEl)
       .setName("Excluded folders")
-      .setDesc("Notes in these folders are never sent to the sidecar. One folder per line.")
+      .setDesc(
+        "Notes in these folders are never sent to the sidecar, and the sidecar is told to skip them: " +
+          "it does not read them from disk and removes any it had indexed. One folder per line.",
+      )
       .addTextArea((area) =>
         area
           .setPlaceholder("Journal/private")

@@ -35,6 +35,20 @@ describe("note content", () => {
     });
   });
 
+  it("leaves an embed of a note in an excluded folder as written: its text is never sent", async () => {
+    const vault = new MemoryVault({
+      "Public/A.md": paragraphNote("see ![[Diary]] and ![[B]]", ["![[Diary]]", "![[B]]"]),
+      "Journal/Diary.md": paragraphNote("the narwhal password", []),
+      "B.md": paragraphNote("bee", []),
+    });
+    const file = { ...vault.file("Public/A.md"), stat: { mtime: 1 } };
+    const payload = await buildNotePayload(vault, file, { isExcluded: (p) => isExcluded(p, ["Journal"]) });
+    expect(payload?.content).toBe("see ![[Diary]] and bee");
+    expect(payload?.embeds).toEqual(["B.md"]);
+    const open = await buildNotePayload(vault, file);
+    expect(open?.content).toBe("see the narwhal password and bee");
+  });
+
   it("is the resolved body alone without frontmatter, and drops CR from frontmatter lines", () => {
     expect(noteContent("plain ![[x]]", {}, "plain X")).toBe("plain X");
     const raw = "---\r\na: 1\r\n---\r\nbody";

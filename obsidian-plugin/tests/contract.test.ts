@@ -120,6 +120,7 @@ const CALLS: [string, (client: SidecarClient) => Promise<unknown>][] = [
   ["thread", (c) => c.thread("0123abcd")],
   ["feedback", (c) => c.feedback("ans-1", 1)],
   ["promote", (c) => c.promote("ans-1", { title: "T", folder: "UE" })],
+  ["exclude", (c) => c.setExcluded(["Journal/private", "Daily"])],
 ];
 
 describe.skipIf(spec === null)("the client follows shared-schemas/openapi.json", () => {

@@ -248,9 +248,12 @@ describe("VaultRagPlugin", () => {
   /** A stand-in sidecar: counts requests by "METHOD path"; `put` answers each PUT /v1/notes. */
   async function standIn(put: (notes: NotePayload[]) => number = () => 200) {
     const counts = new Map<string, number>();
+    const order: string[] = [];
+    const excludes: unknown[] = [];
     const server = createServer((req, res) => {
       const key = `${req.method} ${req.url}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
+      order.push(key);
       let body = "";
       req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
       req.on("end", () => {
@@ -261,16 +264,20 @@ describe("VaultRagPlugin", () => {
           const status = put((JSON.parse(body) as { notes: NotePayload[] }).notes);
           res.statusCode = status;
           res.end(status === 413 ? JSON.stringify({ code: "body_too_large", message: "too large" }) : "{}");
+        } else if (key === "PUT /v1/settings/exclude") {
+          const { exclude } = JSON.parse(body) as { exclude: string[] };
+          excludes.push(exclude);
+          res.end(JSON.stringify({ exclude, configured: [], removed: 0, queued: 0 }));
         } else res.end("{}");
       });
     });
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts };
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts, order, excludes };
   }
 
-  it("reconciles once after typing in the excluded-folders box, not per keystroke", async () => {
-    const { url, counts } = await standIn();
+  it("pushes the excluded folders to the sidecar, then reconciles once after typing, not per keystroke", async () => {
+    const { url, counts, order, excludes } = await standIn();
     const { app, state } = fakeApp(vault, null);
     const { plugin, fake } = await loadPlugin(app, { sidecarUrl: url });
     plugins.push(plugin);
@@ -285,6 +292,15 @@ describe("VaultRagPlugin", () => {
     expect(plugin.settings.excludedFolders).toEqual(["Private"]);
     await new Promise((resolve) => setTimeout(resolve, SETTINGS_DEBOUNCE_MS + 1_000));
     expect(counts.get("GET /v1/notes/hashes")).toBe(2); // the start-up reconcile + one
+    // The sidecar owns the exclusions: told at start and once after typing, each time before
+    // the reconcile that compares the vault with its index.
+    expect(excludes).toEqual([[], ["Private"]]);
+    const pushes = order.flatMap((key, i) => (key === "PUT /v1/settings/exclude" ? [i] : []));
+    const reconciles = order.flatMap((key, i) => (key === "GET /v1/notes/hashes" ? [i] : []));
+    expect(pushes.length).toBe(2);
+    expect(pushes[0]).toBeLessThan(reconciles[0] as number);
+    expect(pushes[1]).toBeLessThan(reconciles[1] as number);
+    expect(pushes[1]).toBeGreaterThan(reconciles[0] as number);
   });
 
   it("reports a note too large to index in the status bar and a notice, with its name", async () => {

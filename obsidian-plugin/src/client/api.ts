@@ -21,6 +21,7 @@ export const ROUTES = {
   thread: (id: string) => `/v1/threads/${encodeURIComponent(id)}`,
   feedback: (answerId: string) => `/v1/answers/${encodeURIComponent(answerId)}/feedback`,
   promote: (answerId: string) => `/v1/answers/${encodeURIComponent(answerId)}/promote`,
+  exclude: "/v1/settings/exclude",
 } as const;
 
 /** One note of `PUT /v1/notes`. */

@@ -92,6 +92,12 @@ export class SidecarClient {
     return record(await this.json("POST", ROUTES.rename, body, { timeoutMs: WRITE_TIMEOUT_MS, ...options }));
   }
 
+  /** `PUT /v1/settings/exclude`: the sidecar keeps these folders out of its index (its scan,
+   * watcher and note routes) and removes the notes they cover before it answers. */
+  async setExcluded(folders: string[], options: RequestOptions = {}): Promise<Record<string, unknown>> {
+    return record(await this.json("PUT", ROUTES.exclude, { exclude: folders }, { timeoutMs: WRITE_TIMEOUT_MS, ...options }));
+  }
+
   /** The sidecar's manifest: note path → hash (see sync/content.ts for what is hashed). */
   async noteHashes(options: RequestOptions = {}): Promise<Map<string, string>> {
     return parseHashes(await this.json("GET", ROUTES.hashes, undefined, { timeoutMs: 60_000, ...options }));

@@ -147,6 +147,10 @@ class Resolver<F extends TFileLike> {
       return null;
     }
     if (file.extension.toLowerCase() !== "md") return null; // images, PDFs, canvases…
+    if (this.options.isExcluded?.(normalizeNotePath(file.path)) === true) {
+      this.warn("missing_note", `${linkpath || file.path} is in an excluded folder`, doc, site);
+      return null;
+    }
     const target = await this.doc(file);
     if ("skipped" in target) {
       this.warn(target.code, `embedded note ${file.path} was skipped: ${target.reason}`, doc, site);

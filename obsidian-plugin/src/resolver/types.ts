@@ -95,4 +95,7 @@ export interface ResolveOptions {
   maxEmbeds?: number;
   /** Aborting rejects the pending `resolveNote` with the signal's reason. */
   signal?: AbortSignal;
+  /** Notes (vault-relative, NFC) never inlined: their embeds stay as written, with a
+   * `missing_note` warning, as the sidecar resolves them (excluded folders are private). */
+  isExcluded?: (path: string) => boolean;
 }

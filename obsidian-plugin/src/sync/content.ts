@@ -45,7 +45,7 @@ export interface PayloadFile extends TFileLike {
 export async function buildNotePayload<F extends PayloadFile>(
   vault: VaultAccess<F>,
   file: F,
-  options: { resolveSubpath?: ResolveSubpath; signal?: AbortSignal } = {},
+  options: { resolveSubpath?: ResolveSubpath; signal?: AbortSignal; isExcluded?: (path: string) => boolean } = {},
 ): Promise<NotePayload | null> {
   const cache = vault.getFileCache(file);
   if (cache === null) return null;

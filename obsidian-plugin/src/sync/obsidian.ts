@@ -73,6 +73,7 @@ export function obsidianNoteSource(
   app: App,
   resolveSubpath: ResolveSubpath,
   embeds: ObsidianEmbedIndex = new ObsidianEmbedIndex(app),
+  isExcluded: (path: string) => boolean = () => false,
 ): NoteSource {
   const vault = obsidianVault(app);
   return {
@@ -83,7 +84,7 @@ export function obsidianNoteSource(
     },
     payload: async (path, signal) => {
       const file = noteFile(app, path);
-      return file === null ? null : buildNotePayload(vault, file, { resolveSubpath, signal });
+      return file === null ? null : buildNotePayload(vault, file, { resolveSubpath, signal, isExcluded });
     },
     fileHash: async (path) => {
       const file = noteFile(app, path);
