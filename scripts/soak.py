@@ -49,6 +49,17 @@ from vault_rag.vault.embeds import resolve_note  # noqa: E402
 
 from fakes.openai_server import FakeOpenAIServer  # noqa: E402
 
+# Requests answered with an error status, by "METHOD path status" (a refused request still
+# counts as done in the operation table; this says how many were refused, and why).
+REFUSED: Counter[str] = Counter()
+
+
+def count_refused(response: httpx.Response) -> None:
+    if response.status_code >= 400:
+        request = response.request
+        REFUSED[f"{request.method} {request.url.path} {response.status_code}"] += 1
+
+
 WORDS = "okapi tapir quokka ocelot margay narwhal axolotl pangolin sloth capybara".split()  # noqa: SIM905
 
 
@@ -78,7 +89,10 @@ class Server:
             time.sleep(0.2)
         token = (data / TOKEN_FILE).read_text().strip()
         self.client = httpx.Client(
-            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=120
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=120,
+            event_hooks={"response": [count_refused]},
         )
 
     def idle(self, timeout: float = 300) -> None:
@@ -222,6 +236,8 @@ def main() -> int:
     print(f"| notes at the end | {len(after['notes'])} |")
     print(f"| chunks at the end | {len(after['chunks'])} |")
     print(f"| threads / answered turns | {len(turns)} / {sum(turns.values())} |")
+    for name, count in sorted(REFUSED.items()):
+        print(f"| answered {name} | {count} |")
     print(f"index equals a clean rebuild: {'yes' if not diff else 'NO: ' + json.dumps(diff)}")
     print(f"threads that lost a turn: {len(lost)} {lost if lost else ''}")
     return 0 if not diff and not lost else 1

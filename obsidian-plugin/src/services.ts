@@ -5,7 +5,7 @@
  */
 import { type App, Notice } from "obsidian";
 
-import { connectionStateOf, SidecarClient } from "./client";
+import { connectionStateOf, SidecarClient, SidecarHttpError } from "./client";
 import type { ResolveSubpath } from "./resolver";
 import type { VaultRagSettings } from "./settings";
 import { ConnectionNotices, describeStatus, StatusPoller } from "./status/poller";
@@ -36,6 +36,7 @@ export class Services {
   private excludedKey: string;
   /** The excluded folders the sidecar last accepted (null: not yet, or the push failed). */
   private pushedExcluded: string | null = null;
+  private noFileShown = false;
   private started = false;
   private settingsTimer: number | null = null;
   private persistTimer: number | null = null;
@@ -67,7 +68,19 @@ export class Services {
       isExcluded: excluded,
       persisted: hooks.persisted ?? null,
       onError: (error) => this.poller.report(error),
-      onDropped: (path, error) => console.warn(`Vault RAG: the sidecar refused ${path}:`, error),
+      onDropped: (path, error) => {
+        console.warn(`Vault RAG: the sidecar refused ${path}:`, error);
+        // The sidecar has no file at a path this vault has: most often it serves another
+        // folder. Say so once per session; every later refusal only goes to the console.
+        if (error instanceof SidecarHttpError && error.code === "no_file" && !this.noFileShown) {
+          this.noFileShown = true;
+          new Notice(
+            `Vault RAG: the sidecar has no file "${path}" in its vault, so it was not indexed. ` +
+              "Is vault-rag serve running with --vault set to this vault's folder?",
+            15_000,
+          );
+        }
+      },
       onTooLarge: (path, bytes) => {
         new Notice(`Vault RAG: "${basenameOf(path)}" is too large to index (${formatBytes(bytes)}); it was not sent.`, 10_000);
         this.renderStatus();

@@ -263,7 +263,11 @@ describe("VaultRagPlugin", () => {
         else if (key === "PUT /v1/notes") {
           const status = put((JSON.parse(body) as { notes: NotePayload[] }).notes);
           res.statusCode = status;
-          res.end(status === 413 ? JSON.stringify({ code: "body_too_large", message: "too large" }) : "{}");
+          const bodies: Record<number, unknown> = {
+            413: { code: "body_too_large", message: "too large" },
+            404: { code: "no_file", message: "1 note(s) have no file in the sidecar's vault; nothing was stored" },
+          };
+          res.end(JSON.stringify(bodies[status] ?? {}));
         } else if (key === "PUT /v1/settings/exclude") {
           const { exclude } = JSON.parse(body) as { exclude: string[] };
           excludes.push(exclude);
@@ -315,6 +319,20 @@ describe("VaultRagPlugin", () => {
     expect(shim.Notice.shown.filter((m) => m.includes("too large"))).toEqual([
       expect.stringMatching(/^Vault RAG: "B" is too large to index \(\d+ kB\); it was not sent\.$/),
     ]);
+  });
+
+  it("says once when the sidecar has no file for the notes it is sent (it serves another folder)", async () => {
+    const { url } = await standIn(() => 404);
+    const { app, state } = fakeApp(vault, null);
+    const { plugin } = await loadPlugin(app, { sidecarUrl: url });
+    plugins.push(plugin);
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    for (const ready of state.layoutReady) ready();
+    await vi.waitFor(() => expect(warn.mock.calls.length).toBeGreaterThanOrEqual(vault.notePaths().length), { timeout: 15_000 });
+    const shown = shim.Notice.shown.filter((m) => m.includes("no file"));
+    expect(shown).toHaveLength(1); // one notice, not one per note
+    expect(shown[0]).toMatch(/^Vault RAG: the sidecar has no file ".+\.md" in its vault, so it was not indexed\. Is vault-rag serve running with --vault set to this vault's folder\?$/);
+    warn.mockRestore();
   });
 
   it("keeps the token in the app's secret storage when it has one, moving a plain token there", async () => {
