@@ -132,10 +132,6 @@ class Exclusions:
     def ignores(self) -> tuple[str, ...]:
         return ignore_patterns(self.ignore, self.patterns())
 
-    def covers(self, rel_path: str) -> bool:
-        """True when an exclusion (not the plain `ignore` list) covers this path."""
-        return is_excluded(rel_path, self.ignores())
-
     def push(
         self, patterns: list[str], sync: DiskSync, watcher: VaultWatcher | None
     ) -> Future[tuple[list[str], list[str]]]:
