@@ -70,6 +70,8 @@ if [ -f obsidian-plugin/package.json ]; then
   npm --prefix obsidian-plugin ci --no-audit --no-fund
   npm --prefix obsidian-plugin run check:release
   npm --prefix obsidian-plugin run lint
+  # The plugin's wire types are generated from the spec: stale ones fail here.
+  npm --prefix obsidian-plugin run check:types
   npm --prefix obsidian-plugin test
   npm --prefix obsidian-plugin run build
   echo "== plugin in a real browser (Chromium) against a real sidecar"

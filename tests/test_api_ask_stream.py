@@ -15,11 +15,13 @@ import pytest
 from test_graph_helpers import ScriptedModel
 from test_server_helpers import LiveServer, read_sse, server_settings, wait_idle, wait_until
 from vault_rag.api import create_app
+from vault_rag.graph.events import EVENT_MODELS
 
 from fakes.openai_server import ChatReply, FakeOpenAIServer
 
 TOKEN = "test-token-0123456789"
 QUESTION = "BeginPlay 和构造函数有什么区别？"
+MODELS = {model.EVENT: model for model in EVENT_MODELS}
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +76,11 @@ def ask(live: LiveServer, body: dict) -> list[tuple[str, dict]]:
         assert response.headers["content-type"].startswith("text/event-stream")
         assert response.headers["access-control-allow-origin"] == "app://obsidian.md"
         for event in read_sse(response.iter_lines()):
-            events.append((event.event, json.loads(event.data)))
+            data = json.loads(event.data)
+            # The contract: every event is one the spec documents, its data that model's JSON.
+            assert event.event in MODELS, f"undocumented event {event.event!r}"
+            MODELS[event.event].model_validate(data)
+            events.append((event.event, data))
     return events
 
 

@@ -1,15 +1,17 @@
 /**
  * The client against the sidecar's exported contract (`../shared-schemas/openapi.json`): every
- * route it calls exists with its method, and every request body it sends validates against
- * the request schema (the sidecar forbids unknown fields). Routes not in the file yet (the
- * feedback issue's) are skipped, so the test tightens by itself once the server adds them.
+ * route it calls exists with its method, every request body it sends validates against the
+ * request schema (the sidecar forbids unknown fields), the answers it parses are shaped as the
+ * response schemas say (each sample below must validate, then parse to what the plugin needs),
+ * and it knows exactly the ask stream's events the spec documents, each parsed from data that
+ * validates against that event's schema.
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { SidecarClient } from "../src/client";
+import { ASK_EVENTS, parseAskEvent, SidecarClient } from "../src/client";
 
 type Schema = Record<string, unknown>;
 
@@ -61,6 +63,8 @@ function validate(value: unknown, raw: Schema, where = "body"): string[] {
       return Number.isInteger(value) ? [] : [`${where}: not an integer`];
     case "number":
       return typeof value === "number" ? [] : [`${where}: not a number`];
+    case undefined:
+      return "const" in schema && value !== schema.const ? [`${where}: not ${String(schema.const)}`] : [];
     case "boolean":
       return typeof value === "boolean" ? [] : [`${where}: not a boolean`];
     case "null":
@@ -103,10 +107,84 @@ function operation(method: string, route: string): Schema | undefined {
   return undefined;
 }
 
+function responseSchema(op: Schema): Schema | null {
+  const ok = (op.responses as Record<string, { content?: Record<string, { schema?: Schema }> }> | undefined)?.["200"];
+  return ok?.content?.["application/json"]?.schema ?? null;
+}
+
 function requestSchema(op: Schema): Schema | null {
   const body = op.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined;
   return body?.content?.["application/json"]?.schema ?? null;
 }
+
+const PROMOTED = { answer_id: "ans-1", path: "UE/T.md", note_path: "UE/T.md" };
+const STATUS = {
+  vault: "/v",
+  data_dir: "/d",
+  notes: 24,
+  chunks: 100,
+  embedded: 60,
+  pending: 40,
+  warnings: 0,
+  embedding_model: "local:e5",
+  index_model: "local:e5",
+  llm_model: null,
+  embed_rate_per_s: 3.5,
+  eta_seconds: 12,
+  last_run: null,
+  last_error: "watcher: too many files",
+  writer: {
+    state: "embedding",
+    job: null,
+    phase: "embedding",
+    done: 3,
+    total: 40,
+    queued: 0,
+    reconciled: true,
+    disk_batches: 1,
+    chunks_embedded: 3,
+    chunks_reused: 0,
+  },
+  watching: true,
+  asks: { running: 0, completed: 1, cancelled: 0, failed: 0 },
+};
+
+/** Sample answers, each validated against the route's response schema before it is parsed. */
+const RESPONSES: [string, string, string, unknown, (client: SidecarClient) => Promise<unknown>, unknown][] = [
+  ["status", "GET", "/v1/status", STATUS, (c) => c.status(), { notes: 24, pending: 40, etaSeconds: 12, lastError: "watcher: too many files", writer: { state: "embedding", phase: "embedding", done: 3, total: 40, queued: 0 } }],
+  ["hashes", "GET", "/v1/notes/hashes", { algorithm: "sha256", hashes: { "A.md": "aa" } }, (c) => c.noteHashes(), new Map([["A.md", "aa"]])],
+  ["promote", "POST", "/v1/answers/ans-1/promote", PROMOTED, (c) => c.promote("ans-1"), "UE/T.md"],
+];
+
+/** Sample `data` of each ask stream event, validated against the event's schema, then parsed. */
+const EVENTS: Record<string, [unknown, unknown]> = {
+  progress: [{ node: "grade", aspect: 0, kept: 3 }, { type: "progress", node: "grade", aspect: 0, reset: false }],
+  delta: [{ text: "用 UFUNCTION" }, { type: "delta", text: "用 UFUNCTION" }],
+  citations: [
+    { citations: [{ kind: "vault", note_path: "C++/U.md", heading: "U", anchor: "U", cite: "[[C++/U#U]]" }] },
+    { type: "citations", citations: [{ kind: "vault", note_path: "C++/U.md", heading: "U", anchor: "U", cite: "[[C++/U#U]]" }] },
+  ],
+  final: [
+    {
+      answer: "A",
+      answer_id: "ans-1",
+      citations: [],
+      usage: { llm_calls: 2, prompt_tokens: 10, completion_tokens: 5, repair_retries: 0 },
+      thread_id: "t1",
+      notes: [],
+      aspects: [],
+      intent: "on_topic",
+      llm_calls: 2,
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      repair_retries: 0,
+      mode: "strict",
+      nodes: ["take_question"],
+    },
+    { type: "final", answer: "A", answerId: "ans-1", threadId: "t1", usage: { llm_calls: 2 } },
+  ],
+  error: [{ code: "runtime_error", message: "boom" }, { type: "error", code: "runtime_error", message: "boom" }],
+};
 
 const CALLS: [string, (client: SidecarClient) => Promise<unknown>][] = [
   ["health", (c) => c.health()],
@@ -125,12 +203,11 @@ const CALLS: [string, (client: SidecarClient) => Promise<unknown>][] = [
 
 describe.skipIf(spec === null)("the client follows shared-schemas/openapi.json", () => {
   for (const [name, call] of CALLS) {
-    it(name, async (context) => {
+    it(name, async () => {
       const { client, sent } = recordingClient({ hashes: {}, path: "x.md" });
       await call(client);
       const request = sent[0] as Sent;
       const op = operation(request.method, request.route);
-      if (op === undefined && /\/answers\//.test(request.route)) context.skip(); // not exported yet
       expect(op, `${request.method} ${request.route} is not in openapi.json`).toBeDefined();
       const schema = requestSchema(op as Schema);
       if (schema === null) {
@@ -150,4 +227,35 @@ describe.skipIf(spec === null)("the client follows shared-schemas/openapi.json",
     expect(validate(request.body, schema)).toEqual([]);
     expect(validate({ question: "q", extra: 1 }, schema)).toEqual(["body.extra: not allowed"]); // the checker checks
   });
+
+  for (const [name, method, route, answer, call, expected] of RESPONSES) {
+    it(`the ${name} answer`, async () => {
+      const schema = responseSchema(operation(method, route) as Schema);
+      expect(schema, `${method} ${route} has no JSON response schema`).not.toBeNull();
+      expect(validate(answer, schema as Schema, "response")).toEqual([]);
+      const { client } = recordingClient(answer);
+      const parsed = await call(client);
+      if (parsed instanceof Map) expect(parsed).toEqual(expected);
+      else if (typeof parsed === "object") expect(parsed).toMatchObject(expected as object);
+      else expect(parsed).toBe(expected);
+    });
+  }
+
+  it("the ask stream's events are exactly the documented ones", () => {
+    const ask = operation("POST", "/v1/ask") as Schema;
+    const doc = String((ask.responses as Record<string, { description?: string }>)["200"]?.description);
+    const documented = (/`event: ([a-z|_]+)`/.exec(doc)?.[1] ?? "").split("|");
+    expect([...ASK_EVENTS].sort()).toEqual([...documented].sort());
+    expect(Object.keys(EVENTS).sort()).toEqual([...documented].sort());
+  });
+
+  for (const [event, [data, expected]] of Object.entries(EVENTS)) {
+    it(`the ${event} event`, () => {
+      const name = `${event[0]?.toUpperCase()}${event.slice(1)}Event`;
+      const schema = (spec as NonNullable<typeof spec>).components.schemas[name];
+      expect(schema, `${name} is not in openapi.json`).toBeDefined();
+      expect(validate(data, schema as Schema, event)).toEqual([]);
+      expect(parseAskEvent({ event, data: JSON.stringify(data), id: "" })).toMatchObject(expected as object);
+    });
+  }
 });

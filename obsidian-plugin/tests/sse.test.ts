@@ -138,16 +138,17 @@ describe("parseAskEvent", () => {
     expect(final).toMatchObject({ type: "final", answer: "A", answerId: "ans-1", threadId: "t1", usage: { llm_calls: 2 } });
   });
 
-  it("reads error events with a code, or the graph's kind", () => {
+  it("reads error events by their code (ErrorEvent); the graph sends `code` itself, so no other field is read", () => {
     expect(parseAskEvent(msg("error", '{"code":"index_busy","message":"try again"}'))).toEqual({
       type: "error",
       code: "index_busy",
       message: "try again",
     });
-    expect(parseAskEvent(msg("error", '{"kind":"RuntimeError","message":"boom"}'))).toEqual({
+    // The old hedges are gone: `kind` (the graph's exception type) and `detail` are not the contract.
+    expect(parseAskEvent(msg("error", '{"kind":"RuntimeError","detail":"boom"}'))).toEqual({
       type: "error",
-      code: "RuntimeError",
-      message: "boom",
+      code: "error",
+      message: "the sidecar reported an error",
     });
     expect(parseAskEvent(msg("error", "{}"))).toMatchObject({ code: "error", message: "the sidecar reported an error" });
   });

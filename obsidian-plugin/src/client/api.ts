@@ -1,12 +1,18 @@
 /**
- * The sidecar's HTTP contract as the plugin uses it (issue 5 / issue 7), in one place:
- * request bodies, the answers the plugin reads, and the ask stream's events. Parsing is
- * tolerant: unknown fields are ignored and missing optional ones defaulted, so the server can
- * add fields without breaking the plugin; what the plugin cannot work without is a
- * `SidecarProtocolError`.
+ * The sidecar's HTTP contract as the plugin uses it, in one place: request bodies, the answers
+ * the plugin reads, and the ask stream's events. The wire types are generated from
+ * `shared-schemas/openapi.json` (`openapi.ts`, `npm run gen:types`; CI fails when it is stale),
+ * so a renamed or removed field is a compile error here. Parsing still checks at run time:
+ * unknown fields are ignored and missing optional ones defaulted, so the server can add fields
+ * without breaking the plugin; what the plugin cannot work without is a `SidecarProtocolError`.
  */
 import { SidecarProtocolError } from "./errors";
+import type { components } from "./openapi";
 import type { SSEMessage } from "./sse";
+
+/** The sidecar's schemas, as `shared-schemas/openapi.json` names them. */
+export type Schemas = components["schemas"];
+type PostedNoteIn = Schemas["PostedNoteIn"];
 
 /** Routes, relative to the sidecar URL. */
 export const ROUTES = {
@@ -24,8 +30,8 @@ export const ROUTES = {
   exclude: "/v1/settings/exclude",
 } as const;
 
-/** One note of `PUT /v1/notes`. */
-export interface NotePayload {
+/** One note of `PUT /v1/notes` (`PostedNoteIn`; the plugin always sends `embeds` and `mtime`). */
+export interface NotePayload extends PostedNoteIn {
   /** Vault-relative path, forward slashes, NFC. */
   path: string;
   /** The frontmatter block as written, then the body with every embed resolved (see sync/content.ts). */
@@ -36,15 +42,11 @@ export interface NotePayload {
   mtime: number;
 }
 
-export type AnswerMode = "strict" | "hybrid";
+/** `strict`: the vault only; `hybrid`: the vault plus web sources. */
+export type AnswerMode = NonNullable<Schemas["AskRequest"]["mode"]>;
 
-export interface AskRequest {
-  question: string;
-  /** Conversation id: the same id continues a conversation. */
-  thread_id?: string;
-  /** `strict`: the vault only; `hybrid`: the vault plus web sources. */
-  mode?: AnswerMode;
-}
+/** `POST /v1/ask`; the same `thread_id` continues a conversation. */
+export type AskRequest = Schemas["AskRequest"];
 
 export interface VaultCitation {
   kind: "vault";
@@ -75,10 +77,20 @@ export type AskEvent =
       answerId: string;
       threadId: string | null;
       citations: Citation[];
-      usage: Record<string, unknown> | null;
+      usage: Schemas["Usage"] | null;
       data: Record<string, unknown>;
     }
   | { type: "error"; code: string; message: string };
+
+/** The SSE event names the sidecar sends, each with the schema of its `data` (`ProgressEvent`, …). */
+export interface AskEventData {
+  progress: Schemas["ProgressEvent"];
+  delta: Schemas["DeltaEvent"];
+  citations: Schemas["CitationsEvent"];
+  final: Schemas["FinalEvent"];
+  error: Schemas["ErrorEvent"];
+}
+export const ASK_EVENTS: readonly (keyof AskEventData)[] = ["progress", "delta", "citations", "final", "error"];
 
 /** What the status bar shows from `GET /v1/status`; every count is optional. */
 export interface SidecarStatus {
@@ -97,44 +109,38 @@ export interface SidecarStatus {
 
 /** The typed event of one SSE message, or null for an event name the plugin does not know. */
 export function parseAskEvent(message: SSEMessage): AskEvent | null {
-  const known = ["progress", "delta", "citations", "final", "error"];
-  if (!known.includes(message.event)) return null;
+  if (!(ASK_EVENTS as readonly string[]).includes(message.event)) return null;
   let data: Record<string, unknown>;
   try {
     data = asRecord(JSON.parse(message.data));
   } catch {
     throw new SidecarProtocolError(`the sidecar sent a ${message.event} event that is not JSON`);
   }
-  switch (message.event) {
-    case "progress":
-      return {
-        type: "progress",
-        node: str(data.node),
-        aspect: num(data.aspect),
-        reset: data.reset === true,
-        data,
-      };
+  switch (message.event as keyof AskEventData) {
+    case "progress": {
+      const progress = data as Partial<AskEventData["progress"]>;
+      return { type: "progress", node: str(progress.node), aspect: num(progress.aspect), reset: progress.reset === true, data };
+    }
     case "delta":
-      return { type: "delta", text: str(data.text ?? data.delta) };
+      return { type: "delta", text: str((data as Partial<AskEventData["delta"]>).text) };
     case "citations":
-      return { type: "citations", citations: parseCitations(data.citations) };
-    case "final":
+      return { type: "citations", citations: parseCitations((data as Partial<AskEventData["citations"]>).citations) };
+    case "final": {
+      const final = data as Partial<AskEventData["final"]>;
       return {
         type: "final",
-        answer: str(data.answer),
-        answerId: str(data.answer_id),
-        threadId: typeof data.thread_id === "string" ? data.thread_id : null,
-        citations: parseCitations(data.citations),
-        usage: isRecord(data.usage) ? data.usage : null,
+        answer: str(final.answer),
+        answerId: str(final.answer_id),
+        threadId: typeof final.thread_id === "string" ? final.thread_id : null,
+        citations: parseCitations(final.citations),
+        usage: isRecord(final.usage) ? final.usage : null,
         data,
       };
-    default:
-      // The graph reports `kind` (the exception type); the contract names it `code`.
-      return {
-        type: "error",
-        code: str(data.code ?? data.kind) || "error",
-        message: str(data.message ?? data.detail) || "the sidecar reported an error",
-      };
+    }
+    case "error": {
+      const error = data as Partial<AskEventData["error"]>;
+      return { type: "error", code: str(error.code) || "error", message: str(error.message) || "the sidecar reported an error" };
+    }
   }
 }
 
@@ -163,16 +169,15 @@ export function parseCitations(value: unknown): Citation[] {
 }
 
 export function parseStatus(value: unknown): SidecarStatus {
-  const data = asRecord(value);
-  const lastError = data.last_error;
-  const writer = isRecord(data.writer) ? data.writer : null;
+  const data = asRecord(value) as Partial<Schemas["Status"]> & Record<string, unknown>;
+  const writer = isRecord(data.writer) ? (data.writer as Partial<Schemas["WriterState"]>) : null;
   return {
     notes: num(data.notes),
     chunks: num(data.chunks),
-    pending: num(data.pending ?? data.pending_chunks),
+    pending: num(data.pending),
     embedded: num(data.embedded),
     etaSeconds: num(data.eta_seconds),
-    lastError: typeof lastError === "string" && lastError ? lastError : isRecord(lastError) ? str(lastError.message) || null : null,
+    lastError: typeof data.last_error === "string" && data.last_error ? data.last_error : null,
     writer:
       writer === null
         ? null
@@ -187,28 +192,13 @@ export function parseStatus(value: unknown): SidecarStatus {
   };
 }
 
-/**
- * `GET /v1/notes/hashes`: path → hash. Accepts `{"notes": {path: hash}}`, `{"hashes": {…}}`
- * and a list of `{"path", "hash"}` (under either key), so the server's final shape needs no
- * plugin change.
- */
+/** `GET /v1/notes/hashes` (`NoteHashes`): path → hash. */
 export function parseHashes(value: unknown): Map<string, string> {
-  const data = asRecord(value);
-  const body = data.hashes ?? data.notes ?? data;
+  const hashes = (asRecord(value) as Partial<Schemas["NoteHashes"]>).hashes;
+  if (!isRecord(hashes)) throw new SidecarProtocolError("the sidecar's note hashes are not a mapping");
   const out = new Map<string, string>();
-  if (Array.isArray(body)) {
-    for (const item of body) {
-      if (!isRecord(item) || typeof item.path !== "string") continue;
-      const hash = item.hash ?? item.content_hash;
-      if (typeof hash === "string") out.set(item.path, hash);
-    }
-  } else if (isRecord(body)) {
-    for (const [path, hash] of Object.entries(body)) {
-      if (typeof hash === "string") out.set(path, hash);
-      else if (isRecord(hash) && typeof hash.hash === "string") out.set(path, hash.hash);
-    }
-  } else {
-    throw new SidecarProtocolError("the sidecar's note hashes are not a mapping");
+  for (const [path, hash] of Object.entries(hashes)) {
+    if (typeof hash === "string") out.set(path, hash);
   }
   return out;
 }
@@ -268,10 +258,9 @@ export function parseThread(value: unknown): { threadId: string; messages: Threa
   return { threadId: str(data.thread_id), messages };
 }
 
-/** `POST /v1/answers/{id}/promote`: the new note's vault-relative path. */
+/** `POST /v1/answers/{id}/promote` (`PromoteOut`): the new note's vault-relative path. */
 export function parsePromoted(value: unknown): string {
-  const data = asRecord(value);
-  const path = data.path ?? data.note_path;
+  const path = (asRecord(value) as Partial<Schemas["PromoteOut"]>).path;
   if (typeof path !== "string" || !path) throw new SidecarProtocolError("the sidecar did not say where it saved the note");
   return path;
 }

@@ -1,8 +1,10 @@
 export { SidecarClient, type FetchLike, type RequestOptions, type SidecarConfig } from "./client";
 export { parseSSE, type SSEMessage } from "./sse";
 export {
+  ASK_EVENTS,
   type AnswerMode,
   type AskEvent,
+  type AskEventData,
   type AskRequest,
   type Citation,
   type NotePayload,
@@ -15,6 +17,7 @@ export {
   type RelatedNote,
   type RelatedNotes,
   ROUTES,
+  type Schemas,
   type SidecarStatus,
   type ThreadMessage,
   type VaultCitation,

@@ -6,6 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+# The answer stream's event models live with the graph that emits them (`graph/events.py`);
+# re-exported here with the rest of the HTTP contract.
+from vault_rag.graph.events import CitationsEvent as CitationsEvent
+from vault_rag.graph.events import DeltaEvent as DeltaEvent
+from vault_rag.graph.events import ErrorEvent as ErrorEvent
+from vault_rag.graph.events import FinalEvent as FinalEvent
+from vault_rag.graph.events import ProgressEvent as ProgressEvent
+from vault_rag.graph.events import Usage as Usage
+
 
 def _encodable(text: str) -> str:
     # JSON may carry lone surrogates ("\ud800"); they cannot be stored or hashed as UTF-8.
@@ -293,53 +302,6 @@ class AskRequest(ApiModel):
     mode: Literal["strict", "hybrid"] | None = Field(
         None, description="strict: the vault only; hybrid: the web too (default: settings)"
     )
-
-
-class ProgressEvent(BaseModel):
-    """`event: progress` — a step of the answer graph finished."""
-
-    model_config = ConfigDict(extra="allow")
-    node: str
-    aspect: int | None = None
-    reset: bool | None = Field(None, description="Drop the streamed text: a fallback follows")
-
-
-class DeltaEvent(BaseModel):
-    """`event: delta` — more answer text."""
-
-    text: str
-
-
-class CitationsEvent(BaseModel):
-    """`event: citations` — once, after the answer."""
-
-    citations: list[dict[str, Any]]
-
-
-class Usage(BaseModel):
-    llm_calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    repair_retries: int
-
-
-class FinalEvent(BaseModel):
-    """`event: final` — the whole result, last."""
-
-    model_config = ConfigDict(extra="allow")
-    answer: str
-    answer_id: str
-    citations: list[dict[str, Any]]
-    usage: Usage
-    thread_id: str | None
-    notes: list[str]
-
-
-class ErrorEvent(BaseModel):
-    """`event: error` — the run failed; nothing follows."""
-
-    code: str
-    message: str
 
 
 # -- excluded folders --------------------------------------------------------------------------

@@ -1,14 +1,15 @@
 """Running a question: the streaming entry point for the CLI and the HTTP server.
 
-`run_question` is an async generator of `AskEvent`s whose kinds map 1:1 onto SSE events:
+`run_question` is an async generator of the event models of `graph/events.py`, sent as they
+are as SSE events by `POST /v1/ask` (`.event` the name, `.data` the JSON):
 
 * ``progress`` — ``{"node": ..., ...counts}`` as each step finishes (``aspect`` for per-aspect
   steps); ``{"node": "answer", "reset": true}`` tells the client to drop streamed text (the
   model failed mid-answer and the extractive fallback follows);
 * ``delta`` — ``{"text": ...}``, the answer as it is written;
 * ``citations`` — ``{"citations": [...]}``, once, after the answer;
-* ``final`` — the whole result (`AskResult.to_dict()`), last;
-* ``error`` — ``{"message": ..., "kind": ...}``; nothing follows it.
+* ``final`` — the whole result (`AskResult.to_dict()` plus ``usage``), last;
+* ``error`` — ``{"code": ..., "message": ...}``; nothing follows it.
 
 Cancelling the task that iterates the generator cancels the graph run (LangGraph cancels its
 running tasks). A failed or cancelled turn leaves the thread's conversation untouched: the
@@ -21,27 +22,33 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
 from vault_rag.graph.config import Configuration, Resources
+from vault_rag.graph.events import (
+    CitationsEvent,
+    DeltaEvent,
+    ErrorEvent,
+    FinalEvent,
+    ProgressEvent,
+    StreamEvent,
+    Usage,
+    checked,
+)
 from vault_rag.graph.graph import build_graph
 from vault_rag.graph.safe_markdown import StreamNeutralizer, neutralize
 from vault_rag.graph.usage import zero_usage
 
 THREADS_FILE = "threads.sqlite3"
 
-EventKind = Literal["progress", "delta", "citations", "final", "error"]
-
-
-@dataclass(frozen=True)
-class AskEvent:
-    event: EventKind
-    data: dict[str, Any]
+# What `run_question` yields: one of the event models (`graph/events.py`); `.event` is its SSE
+# name and `.data` its JSON body.
+AskEvent = StreamEvent
 
 
 @dataclass
@@ -64,6 +71,21 @@ class AskResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def final_event(self) -> FinalEvent:
+        """The `final` event: this result plus the model usage grouped under `usage`."""
+        usage = Usage(
+            llm_calls=self.llm_calls,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            repair_retries=self.repair_retries,
+        )
+        return FinalEvent(**self.to_dict(), usage=usage)
+
+    @classmethod
+    def from_final(cls, event: FinalEvent) -> AskResult:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in event.data.items() if k in names})
 
 
 @asynccontextmanager
@@ -115,25 +137,23 @@ async def run_question(
             if mode == "values":
                 final = chunk
                 continue
-            kind = chunk.get("type")
-            if kind == "delta":
-                if text := safe.feed(chunk["text"]):
-                    yield AskEvent("delta", {"text": text})
-            elif kind == "delta_reset":
+            event = checked(chunk)
+            if event is None:
+                continue  # not sent; `UnknownEventWarning` says so (an error in the tests)
+            if isinstance(event, DeltaEvent):
+                if text := safe.feed(event.text):
+                    yield DeltaEvent(text=text)
+                continue
+            if isinstance(event, ProgressEvent) and event.reset:
                 safe.reset()
-                yield AskEvent("progress", {"node": "answer", "reset": True})
-            elif kind == "progress":
-                data = {k: v for k, v in chunk.items() if k != "type"}
-                if data["node"] not in nodes:
-                    nodes.append(data["node"])
-                yield AskEvent("progress", data)
+            elif isinstance(event, ProgressEvent) and event.node not in nodes:
+                nodes.append(event.node)
+            yield event
     except Exception as exc:  # a bug or an index problem: report it, keep the thread usable
-        yield AskEvent(
-            "error", {"message": str(exc) or type(exc).__name__, "kind": type(exc).__name__}
-        )
+        yield ErrorEvent.from_exception(exc)
         return
     if rest := safe.flush():
-        yield AskEvent("delta", {"text": rest})
+        yield DeltaEvent(text=rest)
     usage = final.get("usage") or zero_usage()
     notes = list(final.get("notes", []))
     if usage.get("estimated_calls"):
@@ -157,8 +177,8 @@ async def run_question(
         nodes=nodes,
     )
     # The answer was recorded for feedback by the graph's last node (`nodes/finish.py`).
-    yield AskEvent("citations", {"citations": result.citations})
-    yield AskEvent("final", result.to_dict())
+    yield CitationsEvent(citations=result.citations)
+    yield result.final_event()
 
 
 def _safe_aspect(aspect: Any) -> dict[str, Any]:
@@ -171,8 +191,8 @@ def _safe_aspect(aspect: Any) -> dict[str, Any]:
 async def ask(question: str, resources: Resources, **options: Any) -> AskResult:
     """`run_question` without streaming: the final result, or `RuntimeError` on an error event."""
     async for event in run_question(question, resources, **options):
-        if event.event == "error":
-            raise RuntimeError(event.data["message"])
-        if event.event == "final":
-            return AskResult(**event.data)
+        if isinstance(event, ErrorEvent):
+            raise RuntimeError(event.message)
+        if isinstance(event, FinalEvent):
+            return AskResult.from_final(event)
     raise RuntimeError("the answer graph ended without a result")

@@ -11,32 +11,28 @@ runs once the other has finished, so neither turn is lost.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter
 
 from vault_rag.api.deps import ServerState, State
-from vault_rag.api.schemas import (
-    AskRequest,
-    CitationsEvent,
-    DeltaEvent,
-    ErrorEvent,
-    FinalEvent,
-    ProgressEvent,
-)
+from vault_rag.api.schemas import AskRequest
 from vault_rag.api.sse import EventStreamResponse
+from vault_rag.graph.events import EVENT_MODELS, ErrorEvent, FinalEvent, ProgressEvent
 
 router = APIRouter(tags=["ask"])
 
-EVENT_MODELS = (ProgressEvent, DeltaEvent, CitationsEvent, FinalEvent, ErrorEvent)
+__all__ = ["EVENT_MODELS", "router"]  # app.py documents the event models
 STREAM_DOC = {
     200: {
-        "description": "`text/event-stream`: `event: progress|delta|citations|final|error` "
-        "lines, each with one `data:` line of JSON shaped as the schema of the same name "
-        "(`ProgressEvent`, `DeltaEvent`, `CitationsEvent`, `FinalEvent`, `ErrorEvent`).",
+        "description": "`text/event-stream`: `event: "
+        + "|".join(m.EVENT for m in EVENT_MODELS)
+        + "` lines, each with one `data:` line of JSON shaped as the schema of the same name ("
+        + ", ".join(f"`{m.__name__}`" for m in EVENT_MODELS)
+        + ").",
         "content": {
             "text/event-stream": {
                 "schema": {
@@ -68,14 +64,13 @@ async def _events(
 
     configuration = state.resources.defaults
     if body.mode is not None:
-        from dataclasses import replace
-
         configuration = replace(configuration, web_mode=body.mode)
     state.asks.running += 1
     outcome = "cancelled"  # unless the run ends on its own
     try:
         if state.turns.busy(thread_id):
-            yield "progress", {"node": "queued", "thread_id": thread_id}
+            queued = ProgressEvent(node="queued", thread_id=thread_id)
+            yield queued.event, queued.data
         async with state.turns.turn(thread_id):
             async for event in run_question(
                 body.question,
@@ -83,33 +78,19 @@ async def _events(
                 configuration=configuration,
                 checkpointer=state.checkpointer,
                 thread_id=thread_id,
+                graph=state.graph,  # compiled once at start-up, with this checkpointer
             ):
-                if event.event == "error":
+                # The graph's event models are the wire contract: sent as they are.
+                yield event.event, event.data
+                if isinstance(event, ErrorEvent):
                     outcome = "failed"
-                    kind = str(event.data.get("kind") or "error")
-                    yield "error", {"code": _snake(kind), "message": event.data.get("message", "")}
                     return
-                if event.event == "final":
+                if isinstance(event, FinalEvent):
                     outcome = "completed"
-                    yield "final", final_payload(event.data)
-                else:
-                    yield event.event, event.data
     except Exception as exc:  # run_question reports its own errors; this is a last resort
         outcome = "failed"
-        yield "error", {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}
+        error = ErrorEvent(code="internal", message=f"{type(exc).__name__}: {exc}")
+        yield error.event, error.data
     finally:
         state.asks.running -= 1
         setattr(state.asks, outcome, getattr(state.asks, outcome) + 1)
-
-
-def final_payload(data: dict[str, Any]) -> dict[str, Any]:
-    """The graph's result (as `vault-rag ask --json`) plus `usage` grouped under one key."""
-    usage = {
-        key: data.get(key, 0)
-        for key in ("llm_calls", "prompt_tokens", "completion_tokens", "repair_retries")
-    }
-    return {**data, "usage": usage}
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

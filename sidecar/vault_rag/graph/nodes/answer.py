@@ -11,6 +11,7 @@ from langgraph.types import Send
 from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this one
 
 from vault_rag.graph.config import Configuration, Resources, get_resources
+from vault_rag.graph.events import DeltaEvent, ProgressEvent
 from vault_rag.graph.extractive import extractive_answer
 from vault_rag.graph.llm import ChatProvider, LLMUnavailable
 from vault_rag.graph.nodes.common import emit, failure_update, progress, usable_model
@@ -56,7 +57,7 @@ def fan_out_answers(state: State) -> list[Send]:
 
 
 def _delta(text: str) -> None:
-    emit({"type": "delta", "text": text})
+    emit(DeltaEvent(text=text))
 
 
 def _fallback_lead(has_model: bool, reason: str) -> str:
@@ -86,7 +87,7 @@ async def _write(
         if not text.strip():
             text, update["notes"] = "", [f"The model returned an empty {node}."]
     if streamed and not text:
-        emit({"type": "delta_reset"})
+        emit(ProgressEvent(node="answer", reset=True))  # drop the streamed text
     return text, update
 
 

@@ -7,12 +7,13 @@ from typing import Any
 from langgraph.config import get_stream_writer
 
 from vault_rag.graph.config import Resources
+from vault_rag.graph.events import ProgressEvent, StreamEvent
 from vault_rag.graph.llm import ChatProvider, LLMUnavailable, StructuredOutputError
 
 
-def emit(event: dict[str, Any]) -> None:
-    """Send a custom stream event (progress, answer delta) to whoever streams the run; a no-op
-    when the node runs outside a streaming graph (unit tests call nodes directly)."""
+def emit(event: StreamEvent) -> None:
+    """Send a stream event (progress, answer delta) to whoever streams the run; a no-op when
+    the node runs outside a streaming graph (unit tests call nodes directly)."""
     try:
         writer = get_stream_writer()
     except RuntimeError:
@@ -21,7 +22,7 @@ def emit(event: dict[str, Any]) -> None:
 
 
 def progress(node: str, **data: Any) -> None:
-    emit({"type": "progress", "node": node, **data})
+    emit(ProgressEvent(node=node, **data))
 
 
 def usable_model(resources: Resources, degraded: str) -> ChatProvider | None:

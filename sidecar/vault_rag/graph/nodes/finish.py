@@ -12,6 +12,7 @@ from langchain_core.runnables import RunnableConfig
 
 from vault_rag.feedback.answers import record_answer
 from vault_rag.graph.config import get_resources
+from vault_rag.graph.events import DeltaEvent
 from vault_rag.graph.extractive import NO_MODEL_NOTE
 from vault_rag.graph.nodes.common import emit, progress
 from vault_rag.graph.safe_markdown import neutralize
@@ -34,7 +35,7 @@ async def finish(state: State, config: RunnableConfig) -> dict[str, Any]:
         # Small models often forget to cite: list what they were given, so the answer can
         # still be checked against the notes.
         footer = "\n\nSources: " + ", ".join(dict.fromkeys(d["cite"] for d in docs))
-        emit({"type": "delta", "text": footer})
+        emit(DeltaEvent(text=footer))
         answer += footer
         notes.append("The answer cites no source itself; the sources it was given are listed.")
     if resources.llm is None:
