@@ -5,7 +5,6 @@ is the scripted model on the wire-level fake OpenAI server (which also serves em
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 import time
 
@@ -13,8 +12,7 @@ import httpx
 import pytest
 
 from test_graph_helpers import ScriptedModel
-from test_server_helpers import LiveServer, read_sse, server_settings, wait_idle, wait_until
-from vault_rag.api import create_app
+from test_server_helpers import LiveServer, read_sse, wait_until
 from vault_rag.graph.events import EVENT_MODELS
 
 from fakes.openai_server import ChatReply, FakeOpenAIServer
@@ -24,31 +22,16 @@ QUESTION = "BeginPlay 和构造函数有什么区别？"
 MODELS = {model.EVENT: model for model in EVENT_MODELS}
 
 
-@pytest.fixture(scope="module")
-def fake():
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory, sample_vault, fake):
-    root = tmp_path_factory.mktemp("ask")
-    vault = root / "vault"
-    shutil.copytree(sample_vault, vault)
-    settings = server_settings(
-        vault,
-        root / "data",
-        fake,
-        llm_base_url=fake.base_url,
-        llm_model="fake-chat",
-        llm_api_key="k",
-        llm_max_retries=0,
-        llm_timeout=30.0,
-        server_watch=False,
-    )
-    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as server:
-        wait_idle(server)
-        yield server
+def SERVER_SETTINGS(fake: FakeOpenAIServer) -> dict[str, object]:
+    """The module's live server (conftest `live`): the fake's chat model, no watcher."""
+    return {
+        "llm_base_url": fake.base_url,
+        "llm_model": "fake-chat",
+        "llm_api_key": "k",
+        "llm_max_retries": 0,
+        "llm_timeout": 30.0,
+        "server_watch": False,
+    }
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import socket
 import threading
 import time
@@ -26,35 +25,12 @@ from test_server_helpers import (
 )
 from vault_rag.api import create_app
 
-from fakes.openai_server import FakeOpenAIServer
-
 TOKEN = "test-token-0123456789"
 ERROR_KEYS = {"code", "message", "detail"}
 
 
-@pytest.fixture(scope="module")
-def fake():
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory, sample_vault, fake):
-    root = tmp_path_factory.mktemp("faults")
-    vault = root / "vault"
-    shutil.copytree(sample_vault, vault)
-    settings = server_settings(
-        vault, root / "data", fake, server_watch=False, server_body_timeout=1.0
-    )
-    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as server:
-        wait_idle(server)
-        yield server
-
-
-@pytest.fixture
-def client(live):
-    with live.client() as c:
-        yield c
+# The module's live server (conftest `live`): no watcher, a short body timeout.
+SERVER_SETTINGS = {"server_watch": False, "server_body_timeout": 1.0}
 
 
 def raw_request(live: LiveServer, head: bytes, body: bytes, wait: float) -> tuple[bytes, float]:

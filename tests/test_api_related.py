@@ -34,26 +34,9 @@ def write_vault(root: Path) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def fake():
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory, fake):
-    root = tmp_path_factory.mktemp("related")
-    vault = write_vault(root / "vault")
-    settings = server_settings(vault, root / "data", fake, embeddings="hash", server_watch=False)
-    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as server:
-        wait_idle(server)
-        yield server
-
-
-@pytest.fixture
-def client(live):
-    with live.client() as c:
-        yield c
+# The module's live server (conftest `live`): this vault, hash embeddings, no watcher.
+SERVER_SETTINGS = {"embeddings": "hash", "server_watch": False}
+SERVER_VAULT = write_vault
 
 
 def test_related_notes_best_first_without_the_note_itself(live, client):

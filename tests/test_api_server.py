@@ -4,7 +4,6 @@ errors, and the note routes against the sample vault (embeddings from the fake O
 from __future__ import annotations
 
 import hashlib
-import shutil
 import time
 from pathlib import Path
 
@@ -16,33 +15,12 @@ from vault_rag.api import create_app
 from vault_rag.vault.embeds import resolve_note
 from vault_rag.vault.frontmatter import split_frontmatter
 
-from fakes.openai_server import FakeOpenAIServer
-
 TOKEN = "test-token-0123456789"
 PITFALLS = "踩坑记录 Pitfalls.md"  # a sample note with embeds
 
 
-@pytest.fixture(scope="module")
-def fake():
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory, sample_vault, fake):
-    root = tmp_path_factory.mktemp("api")
-    vault = root / "vault"
-    shutil.copytree(sample_vault, vault)
-    settings = server_settings(vault, root / "data", fake, server_max_body_bytes=64 * 1024)
-    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as server:
-        wait_idle(server)
-        yield server
-
-
-@pytest.fixture
-def client(live):
-    with live.client() as c:
-        yield c
+# The module's live server (conftest `live`): a small body limit.
+SERVER_SETTINGS = {"server_max_body_bytes": 64 * 1024}
 
 
 def vault_of(live: LiveServer) -> Path:

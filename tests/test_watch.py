@@ -4,7 +4,6 @@ that is still being written is looked at again."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -12,13 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from test_server_helpers import LiveServer, server_settings, wait_idle, wait_until
-from vault_rag.api import create_app
+from test_server_helpers import LiveServer, wait_idle, wait_until
 from vault_rag.index import sync
 from vault_rag.index.note_file import FileInFlux
 from vault_rag.watch import VaultWatcher
-
-from fakes.openai_server import FakeOpenAIServer
 
 TOKEN = "test-token-0123456789"
 SETTLE = 5.0  # seconds allowed after the debounce window for the batch to be indexed
@@ -96,21 +92,8 @@ def test_renames_report_both_paths_and_folder_moves_the_folders(watched):
 
 
 # -- with the server ---------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def fake():
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory, sample_vault, fake):
-    root = tmp_path_factory.mktemp("watch")
-    vault = root / "vault"
-    shutil.copytree(sample_vault, vault)
-    settings = server_settings(vault, root / "data", fake, watch_debounce=0.3, watch_max_delay=1.0)
-    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as server:
-        wait_idle(server)
-        yield server
+# The module's live server (conftest `live`): following the disk with short delays.
+SERVER_SETTINGS = {"watch_debounce": 0.3, "watch_max_delay": 1.0}
 
 
 def found(live: LiveServer, query: str) -> list[str]:
