@@ -29,6 +29,8 @@ extractive answer. Model calls per question: at most 4 + 2×A for A aspects.
 
 from __future__ import annotations
 
+from functools import cache
+
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
@@ -117,6 +119,10 @@ def build_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
     return graph
 
 
-# The graph without resources (a run must bring them); `langgraph dev` loads `graph/studio.py`,
-# which loads them first.
-graph = build_graph()
+@cache
+def compiled_graph() -> CompiledStateGraph:
+    """The graph without a checkpointer, compiled once per process and reused by every run
+    that brings none (a compiled graph keeps no per-run state: resources and configuration
+    travel in each run's config). `langgraph dev` loads `graph/studio.py`, which loads the
+    resources first; the server compiles its own with its checkpointer, once, at start-up."""
+    return build_graph()

@@ -40,7 +40,7 @@ from vault_rag.graph.events import (
     Usage,
     checked,
 )
-from vault_rag.graph.graph import build_graph
+from vault_rag.graph.graph import build_graph, compiled_graph
 from vault_rag.graph.safe_markdown import StreamNeutralizer, neutralize
 from vault_rag.graph.usage import zero_usage
 
@@ -125,7 +125,8 @@ async def run_question(
     configuration = configuration or resources.defaults
     if checkpointer is not None and thread_id is None:
         thread_id = uuid.uuid4().hex
-    graph = graph or build_graph(checkpointer)
+    if graph is None:  # with a checkpointer: a graph of its own; without: the process's one
+        graph = build_graph(checkpointer) if checkpointer is not None else compiled_graph()
     config = run_config(resources, configuration, thread_id if checkpointer is not None else None)
     final: dict[str, Any] = {}
     nodes: list[str] = []
