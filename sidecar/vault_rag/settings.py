@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     top_k: int = 10
     per_note_cap: int = 2
     rrf_k: int = 10
+    # Weight of the note-centroid list in the fusion (0: off); index/note_vectors.py says why
+    note_weight: float = Field(default=0.5, ge=0.0, le=1.0)
 
     # --- Answering (graph/, `vault-rag ask`): chat model, web search, grading ------------------
     # No `llm_model` means no language model: the graph answers deterministically (extractive).

@@ -100,6 +100,7 @@ class Manifest:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        self.generation = 0  # bumped by every committed transaction of this connection
         if self.get_meta("schema_version") is None:
             self.set_meta("schema_version", SCHEMA_VERSION)
 
@@ -115,6 +116,12 @@ class Manifest:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
+        self.generation += 1
+
+    def change_token(self) -> tuple[int, int]:
+        """Changes when any transaction commits, in this process (`generation`) or through
+        another connection (SQLite's `data_version`): derived caches compare it to rebuild."""
+        return self.generation, self.db.execute("PRAGMA data_version").fetchone()[0]
 
     # -- meta -------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -259,6 +266,12 @@ class Manifest:
             db.executemany(
                 "UPDATE chunks SET embedded=? WHERE id=?", [(int(embedded), i) for i in ids]
             )
+
+    def embedded_hashes(self) -> list[tuple[str, str]]:
+        """(note path, content hash) of every chunk the vector store holds."""
+        return self.db.execute(
+            "SELECT note_path, content_hash FROM chunks WHERE embedded=1"
+        ).fetchall()
 
     def embedded_ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT id FROM chunks WHERE embedded=1")}

@@ -3,7 +3,9 @@
 Dense similarity (Chroma) and BM25 (CJK-aware) each rank candidates; reciprocal rank fusion
 combines the ranks, which needs no calibration between the two score scales (the bundled
 model's cosine scores are compressed into a narrow band). Chunks that are not embedded yet
-still compete through BM25, so a vault is searchable while its first index fills.
+still compete through BM25, so a vault is searchable while its first index fills. A third,
+note-level list (each note's centroid, `index/note_vectors.py`) adds a weighted RRF term to the
+candidates of the notes closest to the question; it re-orders, never adds.
 
 An optional feedback prior (`SearchOptions.prior`) then re-orders the fused candidates: each
 score is multiplied by a factor in [1 − b, 1 + b] (b = `prior_weight`). It never adds a
@@ -81,6 +83,9 @@ class SearchOptions:
     prior: PriorFn | None = None  # feedback prior (None: off; see the module doc)
     # b: the prior scales a fused score by a factor in [1-b, 1+b]
     prior_weight: float = default("feedback_max_boost")
+    # w: a candidate whose note ranks r-th by centroid (index/note_vectors.py) gains
+    # w / (rrf_k + r); it re-orders candidates, never adds one. 0 turns it off.
+    note_weight: float = default("note_weight")
     include_promoted: bool = True  # False: leave out notes saved from answers
     # Which candidate lists are fused; one side alone is for measuring (`vault-rag eval --side`)
     retrievers: tuple[Retriever, ...] = ("dense", "lexical")
@@ -99,6 +104,7 @@ def search_options(
         "rrf_k": settings.rrf_k,
         "prior": prior if settings.feedback_prior else None,
         "prior_weight": settings.feedback_max_boost,
+        "note_weight": settings.note_weight,
     }
     values.update({key: value for key, value in overrides.items() if value is not None})
     return SearchOptions(**values)
@@ -132,8 +138,9 @@ def hybrid_search(
     depth = max(opts.candidates, opts.k * 5)
 
     dense: list[tuple[str, float]] = []
+    query_vector: list[float] | None = None
     if "dense" in opts.retrievers:
-        dense = _dense(index, query, depth, allowed)
+        dense, query_vector = _dense(index, query, depth, allowed)
     lexical: list[tuple[str, float]] = []
     if "lexical" in opts.retrievers:
         lexical = index.lexical.search(query, depth, folder=opts.folder, tag=opts.tag)
@@ -142,11 +149,13 @@ def hybrid_search(
     for ranking in (dense, lexical):
         for rank, (chunk_id, _) in enumerate(ranking):
             fused[chunk_id] += 1.0 / (opts.rrf_k + rank + 1)
+    chunks = index.manifest.chunks(list(fused))
+    if query_vector is not None and opts.note_weight > 0 and fused:
+        _add_note_signal(index, fused, chunks, query_vector, depth, allowed, opts)
     dense_scores, lexical_scores = dict(dense), dict(lexical)
     factors = apply_prior(fused, opts.prior, opts.prior_weight)
     final = {i: fused[i] * factors[i] for i in fused}
     order = sorted(final, key=lambda i: (-final[i], i))
-    chunks = index.manifest.chunks(order)
     promoted: dict[str, bool] = {}
 
     results: list[SearchResult] = []
@@ -186,20 +195,41 @@ def hybrid_search(
 
 def _dense(
     index: VaultIndex, query: str, depth: int, allowed: set[str] | None
-) -> list[tuple[str, float]]:
-    """Dense candidates; none while the vector store cannot be reached (BM25 still serves,
-    and `index.store_error` says why for `/v1/status`)."""
+) -> tuple[list[tuple[str, float]], list[float] | None]:
+    """Dense candidates and the query's vector; none while the vector store cannot be reached
+    (BM25 still serves, and `index.store_error` says why for `/v1/status`)."""
     try:
         if not index.store.count():
-            return []
+            return [], None
         vector = index.provider.embed_query(query)
         found = index.store.search(vector, depth, sorted(allowed) if allowed is not None else None)
     except StoreUnavailableError as exc:
         log.warning("dense search skipped: %s", exc)
         index.store_error = str(exc)
-        return []
+        return [], None
     index.store_error = None
-    return found
+    return found, vector
+
+
+def _add_note_signal(
+    index: VaultIndex,
+    fused: dict[str, float],
+    chunks: Mapping[str, Chunk],
+    query_vector: list[float],
+    depth: int,
+    allowed: set[str] | None,
+    opts: SearchOptions,
+) -> None:
+    """Give each fused candidate its note's centroid rank as one more RRF term (weighted):
+    a note that is about the question lifts its matching units; nothing new is added."""
+    ranked = index.note_vectors.rank(query_vector, depth, allowed)
+    if not ranked:
+        return
+    bonus = {
+        path: opts.note_weight / (opts.rrf_k + rank + 1) for rank, (path, _) in enumerate(ranked)
+    }
+    for chunk_id, chunk in chunks.items():
+        fused[chunk_id] += bonus.get(chunk.note_path, 0.0)
 
 
 def _allowed_note_paths(index: VaultIndex, opts: SearchOptions) -> set[str] | None:

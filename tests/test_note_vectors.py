@@ -1,0 +1,114 @@
+"""The note-level dense signal (index/note_vectors.py): centroids derived from the manifest's
+vector cache, kept in step with every write, and a search term that re-orders candidates
+without ever adding one (real manifest, real embedded Chroma, real BM25)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vault_rag.chunking.types import Chunk
+from vault_rag.embeddings.hashing import HashProvider
+from vault_rag.index.indexer import Indexer
+from vault_rag.index.manifest import Manifest, NoteRecord
+from vault_rag.index.note_vectors import NoteVectors
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+
+
+def _chunk(note: str, n: int, content_hash: str) -> Chunk:
+    return Chunk(
+        id=f"{note}#{n}",
+        note_path=note,
+        text=f"text {n}",
+        embed_text=f"text {n}",
+        content_hash=content_hash,
+        hierarchy_path="",
+        anchor="",
+        line_start=n + 1,
+        line_end=n + 1,
+        has_code=False,
+        size=2,
+        title=note,
+        origin=note,
+    )
+
+
+def _store(manifest: Manifest, note: str, vectors: dict[str, list[float]]) -> None:
+    """Record `note` with one unit per vector and mark them embedded."""
+    chunks = [_chunk(note, i, h) for i, h in enumerate(vectors)]
+    manifest.replace_note(NoteRecord(note, note, 0, 0), chunks, [], [])
+    manifest.cache_vectors(vectors)
+    manifest.mark_embedded(c.id for c in chunks)
+
+
+def test_centroids_follow_every_write(tmp_path: Path) -> None:
+    manifest = Manifest(tmp_path / "m.sqlite3")
+    notes = NoteVectors(manifest)
+    assert notes.rank([1.0, 0.0, 0.0], 5) == []
+
+    _store(manifest, "a.md", {"a1": [1.0, 0.0, 0.0], "a2": [0.0, 1.0, 0.0]})
+    _store(manifest, "b.md", {"b1": [0.0, 0.0, 1.0]})
+    ranked = notes.rank([1.0, 1.0, 0.0], 5)
+    assert [p for p, _ in ranked] == ["a.md", "b.md"]
+    # a's centroid is the normalised mean of its two units: cosine 1 with (1, 1, 0)/√2
+    assert ranked[0][1] == pytest.approx(np.sqrt(2), rel=1e-5)
+
+    # a note edited so that it is now about the other axis moves with it
+    _store(manifest, "b.md", {"b2": [1.0, 1.0, 0.0]})
+    _store(manifest, "a.md", {"a3": [0.0, 0.0, 1.0]})
+    assert [p for p, _ in notes.rank([1.0, 1.0, 0.0], 5)] == ["b.md", "a.md"]
+
+    # units waiting for a vector do not count; a deleted note is gone
+    manifest.mark_embedded(["a.md#0"], embedded=False)
+    assert [p for p, _ in notes.rank([0.0, 0.0, 1.0], 5)] == ["b.md"]
+    manifest.delete_note("b.md")
+    assert notes.rank([1.0, 1.0, 0.0], 5) == []
+
+
+def test_rank_respects_the_allowed_notes_and_depth(tmp_path: Path) -> None:
+    manifest = Manifest(tmp_path / "m.sqlite3")
+    for i, vector in enumerate(([1.0, 0.0], [0.9, 0.1], [0.0, 1.0])):
+        _store(manifest, f"n{i}.md", {f"h{i}": vector})
+    notes = NoteVectors(manifest)
+    assert [p for p, _ in notes.rank([1.0, 0.0], 2)] == ["n0.md", "n1.md"]
+    assert [p for p, _ in notes.rank([1.0, 0.0], 5, {"n1.md", "n2.md"})] == ["n1.md", "n2.md"]
+
+
+def test_a_write_through_another_connection_is_seen(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite3"
+    reader, writer = Manifest(path), Manifest(path)
+    notes = NoteVectors(reader)
+    _store(writer, "a.md", {"a1": [1.0, 0.0]})
+    assert [p for p, _ in notes.rank([1.0, 0.0], 5)] == ["a.md"]
+    _store(writer, "b.md", {"b1": [0.0, 1.0]})
+    assert [p for p, _ in notes.rank([0.0, 1.0], 5)] == ["b.md", "a.md"]
+
+
+@pytest.fixture(scope="module")
+def hashed_index(tmp_path_factory: pytest.TempPathFactory, sample_vault: Path) -> VaultIndex:
+    index = VaultIndex(sample_vault, tmp_path_factory.mktemp("data"), HashProvider())
+    Indexer(index).run()
+    yield index
+    index.close()
+
+
+@pytest.mark.parametrize(
+    "query", ["UPROPERTY 垃圾回收", "how do I keep an actor from ticking", "材质参数"]
+)
+def test_the_note_signal_reorders_and_never_adds(hashed_index: VaultIndex, query: str) -> None:
+    deep = {"k": 200, "per_note_cap": 200}
+    off = hybrid_search(hashed_index, query, SearchOptions(note_weight=0.0, **deep))
+    on = hybrid_search(hashed_index, query, SearchOptions(note_weight=1.0, **deep))
+
+    # keyed by text: embedded copies of one text fold into one result, cited at either copy
+    def key(result):
+        return " ".join(result.text.split())
+
+    assert off and {key(r) for r in on} == {key(r) for r in off}
+    # each candidate's score grew by its note's centroid term, never shrank
+    before = {key(r): r.base_score for r in off}
+    assert all(r.base_score >= before[key(r)] for r in on)
+    assert any(r.base_score > before[key(r)] for r in on)
