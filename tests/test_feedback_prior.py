@@ -48,16 +48,20 @@ def chunk(chunk_id: str) -> Chunk:
 
 class FakeIndex:
     """Just what `hybrid_search` touches: two fixed rankings and their chunks. It plays the
-    vector store, the provider, the manifest and the lexical index at once."""
+    vector store, the provider, the manifest, the lexical index and the note centroids (it
+    has none: the note signal is measured in test_note_vectors.py) at once."""
 
     def __init__(self, dense: list[str], lexical: list[str] | None = None) -> None:
         self.dense_ids, self.lexical_ids = dense, lexical or []
-        self.store = self.provider = self.manifest = self.lexical = self
+        self.store = self.provider = self.manifest = self.lexical = self.note_vectors = self
         self.vault_root = Path("/nonexistent")
         self.known = {i: chunk(i) for i in [*self.dense_ids, *self.lexical_ids, "outsider"]}
 
     def count(self) -> int:
         return len(self.dense_ids)
+
+    def rank(self, *args: object) -> list[tuple[str, float]]:
+        return []  # no note centroids
 
     def embed_query(self, text: str) -> list[float]:
         return [0.0]
