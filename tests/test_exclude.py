@@ -21,8 +21,6 @@ from vault_rag.exclusions import EXCLUDE_FILE, ExcludeError, normalize_pattern
 from vault_rag.settings import Settings
 from vault_rag.vault.reader import is_ignored, iter_note_paths
 
-from fakes.openai_server import FakeOpenAIServer
-
 TOKEN = "test-token-0123456789"
 NOTE_W = "Public/Welcome.md"
 ERROR_KEYS = {"code", "message", "detail"}
@@ -71,12 +69,6 @@ def put_note(client: httpx.Client, vault: Path, rel: str) -> httpx.Response:
     return client.put("/v1/notes", json={"notes": [note]})
 
 
-@pytest.fixture(scope="module")
-def fake():
-    with FakeOpenAIServer() as server:
-        yield server
-
-
 # -- matching ------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("path", "pattern", "excluded"),
@@ -121,20 +113,12 @@ def test_the_vault_scan_skips_excluded_folders(tmp_path):
 
 
 # -- a running server ------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def live(tmp_path_factory, fake):
-    root = tmp_path_factory.mktemp("exclude")
-    vault = make_vault(root)
-    settings = server_settings(vault, root / "data", fake, exclude=["Private"])
-    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as server:
-        wait_idle(server)
-        yield server
+# The module's live server (conftest `live`): this small vault, its `Private` folder excluded.
+SERVER_SETTINGS = {"exclude": ["Private"]}
 
 
-@pytest.fixture
-def client(live):
-    with live.client() as c:
-        yield c
+def SERVER_VAULT(vault: Path) -> None:
+    make_vault(vault.parent)
 
 
 def test_the_start_up_scan_never_reads_an_excluded_folder(live, client):
