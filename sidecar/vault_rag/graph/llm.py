@@ -5,7 +5,8 @@ Two calls are all the graph needs:
 * `ChatProvider.structured(Schema, messages)` — a pydantic object. The output method is chosen
   per server: JSON schema where the server supports it, function calling (a grammar-forced tool
   call on llama.cpp) or JSON mode plus a parser otherwise. In ``auto`` the first rejection of a
-  JSON-schema request switches that server to function calling for the rest of the process.
+  JSON-schema request switches this provider (one per server process, `langgraph dev` or CLI
+  run) to function calling for the rest of its life.
   An unparsable reply is re-asked at most `max_repairs` times with the parse error quoted;
   then `StructuredOutputError` — never a loop.
 * `ChatProvider.text(messages, on_delta)` — streamed plain text.
@@ -37,10 +38,6 @@ from vault_rag.settings import Settings
 StructuredMethod = Literal["auto", "json_schema", "function_calling", "json_mode"]
 T = TypeVar("T", bound=BaseModel)
 
-# Servers that rejected a JSON-schema request, by base URL: remembered for the process so the
-# probe costs one failed request per server, not one per call.
-_SCHEMA_REJECTED: set[str] = set()
-
 
 class LLMError(RuntimeError):
     """A model call that failed; `usage` still counts the attempts it made."""
@@ -63,8 +60,12 @@ class ChatProvider:
     make_model: Callable[[], BaseChatModel]
     method: StructuredMethod = "auto"
     max_repairs: int = 1
-    server: str = "default"  # key for the per-server method memory
+    server: str = "default"  # the server's base URL
     label: str = ""  # shown in notes: "model at URL"
+    # The server rejected a JSON-schema request: remembered by this provider (not the process,
+    # so two providers for one URL, e.g. in tests, never share it); the probe costs one failed
+    # request per provider, not one per call.
+    _schema_rejected: bool = field(default=False, init=False, repr=False)
     _models: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, BaseChatModel] = field(
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False
     )
@@ -83,7 +84,7 @@ class ChatProvider:
     def structured_method(self) -> Literal["json_schema", "function_calling", "json_mode"]:
         if self.method != "auto":
             return self.method
-        return "function_calling" if self.server in _SCHEMA_REJECTED else "json_schema"
+        return "function_calling" if self._schema_rejected else "json_schema"
 
     async def structured(self, schema: type[T], messages: Sequence[BaseMessage]) -> tuple[T, Usage]:
         """One structured call, plus at most `max_repairs` re-asks. Returns the parsed object
@@ -105,7 +106,7 @@ class ChatProvider:
                 openai.InternalServerError,
             ) as exc:
                 if self.method == "auto" and method == "json_schema":
-                    _SCHEMA_REJECTED.add(self.server)  # e.g. llama.cpp: json_object only
+                    self._schema_rejected = True  # e.g. llama.cpp: json_object only
                     continue
                 raise LLMUnavailable(_describe(exc), usage) from exc
             except (ValidationError, OutputParserException, json.JSONDecodeError) as exc:
