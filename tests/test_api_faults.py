@@ -139,8 +139,10 @@ def test_two_concurrent_asks_on_one_thread_keep_both_turns(live, client):
     users = [m["content"] for m in messages if m["role"] == "user"]
     assert users[0] == "What does BeginPlay do?" and sorted(users[1:]) == sorted(questions)
     assert [m["role"] for m in messages] == ["user", "assistant"] * 3
+    # When the two runs overlap, the later one says it waited ("queued"); on a loaded machine
+    # the first can finish before the second arrives, so none waiting is fine, both never.
     queued = [q for q in questions if any('"queued"' in e.data for e in results[q])]
-    assert len(queued) == 1  # the second waited for the first
+    assert len(queued) <= 1
 
 
 # -- item 9: answers never fetch remote content ----------------------------------------------------
