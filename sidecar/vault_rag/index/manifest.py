@@ -352,6 +352,21 @@ class Manifest:
                 out[h] = np.frombuffer(row[0], dtype=np.float32).tolist()
         return out
 
+    def vector_arrays(self, hashes: Iterable[str], batch: int = 500) -> dict[str, np.ndarray]:
+        """Cached vectors as float32 arrays, fetched `batch` hashes per query: the note
+        centroids read every vector of a vault at once, where per-hash lookups and Python
+        float lists cost seconds at tens of thousands of units."""
+        wanted = sorted(set(hashes))
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(wanted), batch):
+            part = wanted[i : i + batch]
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(
+                f"SELECT content_hash, vector FROM vectors WHERE content_hash IN ({marks})", part
+            )
+            out.update((h, np.frombuffer(blob, dtype=np.float32)) for h, blob in rows)
+        return out
+
     def cache_vectors(self, vectors: dict[str, list[float]]) -> None:
         with self.transaction() as db:
             db.executemany(

@@ -72,13 +72,13 @@ class NoteVectors:
         if not changed and signatures.keys() == self._signatures.keys():
             return
         needed = {h for p in changed for h in signatures[p]}
-        cached = self.manifest.cached_vectors(needed)
+        cached = self.manifest.vector_arrays(needed)
         for path in changed:
             rows = [cached[h] for h in signatures[path] if h in cached]
             if not rows:
                 self._vectors.pop(path, None)
                 continue
-            mean = np.asarray(rows, dtype=np.float32).mean(axis=0)
+            mean = np.stack(rows).mean(axis=0)
             norm = float(np.linalg.norm(mean))
             self._vectors[path] = mean / norm if norm > 0 else mean
         for gone in self._signatures.keys() - signatures.keys():
