@@ -30,10 +30,7 @@ ERROR_KEYS = {"code", "message", "detail"}
 
 
 # The module's live server (conftest `live`): no watcher, a short body timeout.
-# The fake's embeddings are random per text, so the dense side (and the note centroids derived
-# from it) is noise here; with the note signal on, a random note could outrank the one posted
-# note an answer test asks about. These tests are about faults, not ranking.
-SERVER_SETTINGS = {"server_watch": False, "server_body_timeout": 1.0, "note_weight": 0.0}
+SERVER_SETTINGS = {"server_watch": False, "server_body_timeout": 1.0}
 
 
 def raw_request(live: LiveServer, head: bytes, body: bytes, wait: float) -> tuple[bytes, float]:

@@ -43,6 +43,10 @@ def server_settings(vault: Path, data: Path, fake: FakeOpenAIServer, **overrides
         "watch_retry_delay": 0.3,
         "llm_model": None,
         "tavily_api_key": None,
+        # The fake's embeddings are random per text, so note centroids derived from them are
+        # noise that could lift a random note over the one a test posted: the note signal is
+        # off unless a test turns it on.
+        "note_weight": 0.0,
     }
     values.update(overrides)
     return Settings(**values)

@@ -343,14 +343,8 @@ class Manifest:
 
     # -- vector cache -----------------------------------------------------------------------
     def cached_vectors(self, hashes: Iterable[str]) -> dict[str, list[float]]:
-        out: dict[str, list[float]] = {}
-        for h in set(hashes):
-            row = self.db.execute(
-                "SELECT vector FROM vectors WHERE content_hash=?", (h,)
-            ).fetchone()
-            if row:
-                out[h] = np.frombuffer(row[0], dtype=np.float32).tolist()
-        return out
+        """Cached vectors as Python float lists (what the vector stores take)."""
+        return {h: v.tolist() for h, v in self.vector_arrays(hashes).items()}
 
     def vector_arrays(self, hashes: Iterable[str], batch: int = 500) -> dict[str, np.ndarray]:
         """Cached vectors as float32 arrays, fetched `batch` hashes per query: the note
