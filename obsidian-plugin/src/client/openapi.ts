@@ -163,6 +163,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The stored conversations, newest first
+         * @description Each conversation with its title (the first question), when it last changed and how
+         *     many messages it holds. A thread whose only turn failed or was stopped is not listed.
+         */
+        get: operations["get_threads_v1_threads_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/threads/{thread_id}": {
         parameters: {
             query?: never;
@@ -766,6 +787,40 @@ export interface components {
             messages: components["schemas"]["ThreadMessage"][];
             /** Summary */
             summary: string;
+        };
+        /** ThreadList */
+        ThreadList: {
+            /**
+             * Threads
+             * @description Newest first
+             */
+            threads: components["schemas"]["ThreadListItem"][];
+            /**
+             * Next Before
+             * @description Pass as `before` for the next (older) page; null: no older thread
+             */
+            next_before: string | null;
+        };
+        /** ThreadListItem */
+        ThreadListItem: {
+            /** Thread Id */
+            thread_id: string;
+            /**
+             * Title
+             * @description The first question, on one line, cut at 80 characters
+             */
+            title: string;
+            /**
+             * Updated At
+             * Format: date-time
+             * @description When the thread last changed (its last turn)
+             */
+            updated_at: string;
+            /**
+             * Message Count
+             * @description Questions and answers stored
+             */
+            message_count: number;
         };
         /** ThreadMessage */
         ThreadMessage: {
@@ -1527,6 +1582,48 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_threads_v1_threads_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `next_before` of the previous page: only threads older than it */
+                before?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadList"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -337,3 +338,17 @@ class Thread(BaseModel):
     thread_id: str
     messages: list[ThreadMessage]
     summary: str
+
+
+class ThreadListItem(BaseModel):
+    thread_id: str
+    title: str = Field(description="The first question, on one line, cut at 80 characters")
+    updated_at: datetime = Field(description="When the thread last changed (its last turn)")
+    message_count: int = Field(description="Questions and answers stored")
+
+
+class ThreadList(BaseModel):
+    threads: list[ThreadListItem] = Field(description="Newest first")
+    next_before: str | None = Field(
+        description="Pass as `before` for the next (older) page; null: no older thread"
+    )
