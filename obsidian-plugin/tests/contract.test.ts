@@ -154,6 +154,14 @@ const RESPONSES: [string, string, string, unknown, (client: SidecarClient) => Pr
   ["status", "GET", "/v1/status", STATUS, (c) => c.status(), { notes: 24, pending: 40, etaSeconds: 12, lastError: "watcher: too many files", writer: { state: "embedding", phase: "embedding", done: 3, total: 40, queued: 0 } }],
   ["hashes", "GET", "/v1/notes/hashes", { algorithm: "sha256", hashes: { "A.md": "aa" } }, (c) => c.noteHashes(), new Map([["A.md", "aa"]])],
   ["promote", "POST", "/v1/answers/ans-1/promote", PROMOTED, (c) => c.promote("ans-1"), "UE/T.md"],
+  [
+    "threads",
+    "GET",
+    "/v1/threads",
+    { threads: [{ thread_id: "t1", title: "蓝图？", updated_at: "2026-12-01T14:05:00.123456+00:00", message_count: 4 }], next_before: "1f0c-ab" },
+    (c) => c.threads(),
+    { threads: [{ threadId: "t1", title: "蓝图？", updatedAt: new Date("2026-12-01T14:05:00.123Z"), messageCount: 4 }], nextBefore: "1f0c-ab" },
+  ],
 ];
 
 /** Sample `data` of each ask stream event, validated against the event's schema, then parsed. */
@@ -195,6 +203,7 @@ const CALLS: [string, (client: SidecarClient) => Promise<unknown>][] = [
   ["hashes", (c) => c.noteHashes()],
   ["search", (c) => c.search("材质", 5)],
   ["related", (c) => c.related("Rendering/Lumen.md", 5)],
+  ["threads", (c) => c.threads({ limit: 20, before: "1f0c-ab" })],
   ["thread", (c) => c.thread("0123abcd")],
   ["feedback", (c) => c.feedback("ans-1", 1)],
   ["promote", (c) => c.promote("ans-1", { title: "T", folder: "UE" })],

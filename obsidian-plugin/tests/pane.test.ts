@@ -4,132 +4,13 @@
  * rendered with MarkdownRenderer (throttled), the progress line, citations that call
  * `openLinkText`, feedback and "Save as note", stop, errors, and the conversation's thread.
  */
-import type { App, WorkspaceLeaf } from "obsidian";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import { type AskEvent, type AskRequest, SidecarAuthError, type SidecarClient, SidecarHttpError } from "../src/client";
-import { DEFAULT_SETTINGS, type VaultRagSettings } from "../src/settings";
+import { type AskEvent, SidecarAuthError, SidecarHttpError } from "../src/client";
 import type { Clock } from "../src/sync/timing";
-import { AskView } from "../src/view/askView";
 import { AskPane } from "../src/view/pane";
 import * as shim from "./__mocks__/obsidian";
-
-/** A stream of ask events the test feeds by hand; records the request and its signal. */
-class Feed implements AsyncIterable<AskEvent> {
-  private readonly queue: AskEvent[] = [];
-  private wake: (() => void) | null = null;
-  private ended = false;
-  request: AskRequest | null = null;
-  signal: AbortSignal | null = null;
-  error: unknown = null;
-
-  push(...events: AskEvent[]): void {
-    this.queue.push(...events);
-    this.wake?.();
-  }
-
-  end(error: unknown = null): void {
-    this.ended = true;
-    this.error = error;
-    this.wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<AskEvent> {
-    for (;;) {
-      const next = this.queue.shift();
-      if (next !== undefined) {
-        yield next;
-        continue;
-      }
-      if (this.signal?.aborted) throw this.signal.reason;
-      if (this.ended) {
-        if (this.error) throw this.error;
-        return;
-      }
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        this.signal?.addEventListener("abort", () => resolve(), { once: true });
-      });
-      this.wake = null;
-    }
-  }
-}
-
-const progress = (node: string, data: Record<string, unknown> = {}): AskEvent => ({
-  type: "progress",
-  node,
-  aspect: typeof data.aspect === "number" ? data.aspect : null,
-  reset: data.reset === true,
-  data: { node, ...data },
-});
-
-const CITATIONS = [
-  {
-    kind: "vault" as const,
-    note_path: "C++/UFUNCTION.md",
-    heading: "UFUNCTION > Specifiers",
-    anchor: "Specifiers",
-    cite: "[[C++/UFUNCTION#Specifiers]]",
-  },
-  { kind: "web" as const, url: "https://dev.epicgames.com/ufunction", title: "UFunctions", cite: "https://dev.epicgames.com/ufunction" },
-];
-
-/** Stored conversations the fake client's `thread()` answers (`GET /v1/threads/{id}`). */
-type StoredThreads = Record<string, { role: string; content: string; id: string | null }[] | Error>;
-
-function setup(settings: Partial<VaultRagSettings> = {}, threads: StoredThreads = {}) {
-  const feeds: Feed[] = [];
-  const client = {
-    ask: vi.fn((request: AskRequest, signal: AbortSignal) => {
-      const feed = new Feed();
-      feed.request = request;
-      feed.signal = signal;
-      feeds.push(feed);
-      return feed;
-    }),
-    feedback: vi.fn(async () => ({})),
-    promote: vi.fn(async () => "Vault RAG Answers/UFUNCTION 怎么用.md"),
-    thread: vi.fn(async (id: string) => {
-      const stored = threads[id];
-      if (stored === undefined) throw new SidecarHttpError(404, `no conversation with id '${id}'`, null, "not_found");
-      if (stored instanceof Error) throw stored;
-      return { thread_id: id, messages: stored, summary: "" };
-    }),
-  };
-  const openFile = vi.fn(async () => undefined);
-  const app = {
-    workspace: {
-      openLinkText: vi.fn(async () => undefined),
-      getLeaf: vi.fn(() => ({ openFile })),
-      requestSaveLayout: vi.fn(),
-    },
-    vault: { getAbstractFileByPath: vi.fn((path: string) => new shim.TFile(path)) },
-  };
-  const errors: unknown[] = [];
-  const view = new AskView(new shim.WorkspaceLeaf(app) as unknown as WorkspaceLeaf, {
-    client: client as unknown as SidecarClient,
-    settings: () => ({ ...DEFAULT_SETTINGS, ...settings }),
-    reportError: (error) => errors.push(error),
-  });
-  document.body.appendChild(view.containerEl);
-  const q = (testid: string) => view.containerEl.querySelector(`[data-testid="${testid}"]`) as HTMLElement;
-  const qa = (testid: string) => Array.from(view.containerEl.querySelectorAll(`[data-testid="${testid}"]`)) as HTMLElement[];
-  return { view, client, app: app as typeof app & App, feeds, errors, openFile, q, qa };
-}
-
-async function ask(ctx: ReturnType<typeof setup>, question: string) {
-  const input = ctx.q("question") as HTMLTextAreaElement;
-  const before = ctx.feeds.length;
-  input.value = question;
-  ctx.q("ask").click();
-  await vi.waitFor(() => expect(ctx.feeds.length).toBe(before + 1));
-  return ctx.feeds[ctx.feeds.length - 1] as Feed;
-}
-
-const settle = async (ctx: ReturnType<typeof setup>) => {
-  await ctx.view.pane?.lastTurn?.settled();
-  await new Promise((resolve) => setTimeout(resolve, 0));
-};
+import { ask, CITATIONS, Feed, progress, settle, setup } from "./helpers/askView";
 
 afterEach(() => {
   document.body.innerHTML = "";

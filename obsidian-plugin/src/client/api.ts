@@ -24,6 +24,7 @@ export const ROUTES = {
   search: "/v1/search",
   related: "/v1/related",
   ask: "/v1/ask",
+  threads: "/v1/threads",
   thread: (id: string) => `/v1/threads/${encodeURIComponent(id)}`,
   feedback: (answerId: string) => `/v1/answers/${encodeURIComponent(answerId)}/feedback`,
   promote: (answerId: string) => `/v1/answers/${encodeURIComponent(answerId)}/promote`,
@@ -256,6 +257,40 @@ export function parseThread(value: unknown): { threadId: string; messages: Threa
     messages.push({ role: item.role as ThreadMessage["role"], content: str(item.content) });
   }
   return { threadId: str(data.thread_id), messages };
+}
+
+/** One conversation of `GET /v1/threads` (`ThreadListItem`). */
+export interface ThreadSummary {
+  threadId: string;
+  /** The first question, on one line. */
+  title: string;
+  /** When the thread last changed; null if the sidecar sent no readable time. */
+  updatedAt: Date | null;
+  messageCount: number;
+}
+
+/** `GET /v1/threads` (`ThreadList`): newest first; `nextBefore` asks for the next, older page. */
+export interface ThreadList {
+  threads: ThreadSummary[];
+  nextBefore: string | null;
+}
+
+export function parseThreadList(value: unknown): ThreadList {
+  const data = asRecord(value) as Partial<Record<keyof Schemas["ThreadList"], unknown>>;
+  const threads: ThreadSummary[] = [];
+  for (const item of Array.isArray(data.threads) ? data.threads : []) {
+    if (!isRecord(item) || typeof item.thread_id !== "string" || !item.thread_id) continue;
+    const raw = item as Partial<Record<keyof Schemas["ThreadListItem"], unknown>>;
+    const updated = typeof raw.updated_at === "string" ? new Date(raw.updated_at) : null;
+    threads.push({
+      threadId: item.thread_id,
+      title: str(raw.title),
+      updatedAt: updated !== null && Number.isFinite(updated.getTime()) ? updated : null,
+      messageCount: num(raw.message_count) ?? 0,
+    });
+  }
+  const nextBefore = typeof data.next_before === "string" && data.next_before ? data.next_before : null;
+  return { threads, nextBefore };
 }
 
 /** `POST /v1/answers/{id}/promote` (`PromoteOut`): the new note's vault-relative path. */

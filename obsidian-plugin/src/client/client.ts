@@ -17,9 +17,11 @@ import {
   parsePromoted,
   parseRelated,
   parseStatus,
+  parseThreadList,
   type RelatedNotes,
   ROUTES,
   type SidecarStatus,
+  type ThreadList,
 } from "./api";
 import {
   isAbortError,
@@ -111,6 +113,15 @@ export class SidecarClient {
   async related(path: string, limit = 10, options: RequestOptions = {}): Promise<RelatedNotes> {
     const query = `?path=${encodeURIComponent(path)}&k=${limit}`;
     return parseRelated(await this.json("GET", ROUTES.related + query, undefined, { timeoutMs: 10_000, ...options }));
+  }
+
+  /** `GET /v1/threads`: the stored conversations, newest first (`before`: a `nextBefore`). */
+  async threads(page: { limit?: number; before?: string } = {}, options: RequestOptions = {}): Promise<ThreadList> {
+    const query = new URLSearchParams();
+    if (page.limit !== undefined) query.set("limit", String(page.limit));
+    if (page.before !== undefined) query.set("before", page.before);
+    const route = query.size > 0 ? `${ROUTES.threads}?${query.toString()}` : ROUTES.threads;
+    return parseThreadList(await this.json("GET", route, undefined, { timeoutMs: 10_000, ...options }));
   }
 
   async thread(id: string, options: RequestOptions = {}): Promise<unknown> {

@@ -1,12 +1,24 @@
 /**
  * The ask pane as an Obsidian view in the right sidebar; all behaviour lives in `pane.ts`. The
  * view's state (`getState`/`setState`, saved with the workspace layout) holds the thread id, so
- * after a reload the pane resumes the conversation from the sidecar.
+ * after a reload the pane resumes the conversation from the sidecar. "Insert at cursor" writes
+ * into the markdown editor that was active last (followed through `active-leaf-change`).
  */
-import { Component, ItemView, MarkdownRenderer, Notice, TFile, type ViewStateResult, type WorkspaceLeaf } from "obsidian";
+import {
+  Component,
+  ItemView,
+  MarkdownRenderer,
+  MarkdownView,
+  Notice,
+  TFile,
+  type ViewStateResult,
+  type WorkspaceLeaf,
+} from "obsidian";
 
 import { parseThread, type SidecarClient } from "../client";
 import type { VaultRagSettings } from "../settings";
+import { LastEditor } from "./editorTarget";
+import { HISTORY_PAGE } from "./history";
 import { AskPane } from "./pane";
 
 export const VIEW_TYPE_ASK = "vault-rag-ask";
@@ -22,6 +34,8 @@ export class AskView extends ItemView {
   pane: AskPane | null = null;
   /** A thread id from `setState` that arrived before the pane was built. */
   private pendingThread: string | null = null;
+  /** Where "Insert at cursor" writes. */
+  readonly editors = new LastEditor();
 
   constructor(
     leaf: WorkspaceLeaf,
@@ -46,6 +60,9 @@ export class AskView extends ItemView {
     this.contentEl.empty();
     this.contentEl.addClass("vault-rag-view");
     const { client } = this.host;
+    const { workspace } = this.app;
+    this.followEditor(workspace.getActiveViewOfType(MarkdownView) ?? workspace.getMostRecentLeaf()?.view ?? null);
+    this.registerEvent(workspace.on("active-leaf-change", (leaf) => this.followEditor(leaf?.view ?? null)));
     this.pane = new AskPane(this.contentEl, {
       ask: (request, signal) => client.ask(request, signal),
       feedback: (answerId, rating) => client.feedback(answerId, rating),
@@ -57,6 +74,9 @@ export class AskView extends ItemView {
       onError: (error) => this.host.reportError(error),
       loadThread: async (threadId, signal) => parseThread(await client.thread(threadId, { signal })).messages,
       onThreadChange: () => this.app.workspace.requestSaveLayout(),
+      listThreads: (before, signal) => client.threads({ limit: HISTORY_PAGE, before }, { signal }),
+      copyText: (text) => navigator.clipboard.writeText(text),
+      insertAtCursor: (text) => this.editors.insert(text),
     });
     if (this.pendingThread !== null) void this.pane.resume(this.pendingThread);
     this.pendingThread = null;
@@ -80,6 +100,10 @@ export class AskView extends ItemView {
   override async onClose(): Promise<void> {
     this.pane?.destroy();
     this.pane = null;
+  }
+
+  private followEditor(view: unknown): void {
+    if (view instanceof MarkdownView) this.editors.follow(view);
   }
 
   /** Each render gets its own component, unloaded when a newer render replaces it. */

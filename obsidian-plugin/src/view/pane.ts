@@ -1,23 +1,26 @@
 /**
- * The ask pane's DOM and behaviour, independent of Obsidian's view classes: a mode toggle, a
- * "new conversation" action, the turns of the conversation (see `turn.ts`) and the question
- * box with Ask / Stop. The thread id lives as long as the pane. Everything the pane does
+ * The ask pane's DOM and behaviour, independent of Obsidian's view classes: a mode toggle,
+ * "New chat", "History" (the past conversations, `history.ts`), the turns of the conversation
+ * (see `turn.ts`, each with Copy / Insert / Regenerate / Edit) and the question box with
+ * Ask / Stop. The thread id lives as long as the pane. Everything the pane does
  * outside the DOM goes through `AskPaneDeps`, so vitest (happy-dom) and the browser bundle run
  * it without Obsidian.
  *
- * Stable `data-testid`s: mode, new-conversation, turns, turn, turn-question, progress, answer,
- * error, citations, citation, thumbs-up, thumbs-down, save-as-note, action-status, question,
- * ask, stop, resume-error.
+ * Stable `data-testid`s: mode, new-conversation, history (and those of `history.ts`), turns,
+ * turn, turn-question, progress, answer, error, citations, citation, copy, insert, regenerate,
+ * edit-question, thumbs-up, thumbs-down, save-as-note, action-status, question, ask, stop,
+ * resume-error.
  *
  * The thread id outlives the pane through the view's state: `resume(id)` reads the stored
  * conversation back (`GET /v1/threads/{id}`) and shows its questions and answers; Esc stops a
- * running answer.
+ * running answer. Picking a thread in the history resumes it the same way.
  */
 import {
   type AnswerMode,
   type AskEvent,
   type AskRequest,
   isAbortError,
+  type ThreadList,
   type ThreadMessage,
   SidecarAuthError,
   SidecarHttpError,
@@ -25,6 +28,7 @@ import {
 } from "../client";
 import { type Clock, systemClock } from "../sync/timing";
 import { h, show } from "./dom";
+import { HistoryPanel } from "./history";
 import { type RenderMarkdown, type TurnActions, TurnView } from "./turn";
 
 export interface AskPaneDeps {
@@ -48,6 +52,12 @@ export interface AskPaneDeps {
   loadThread?(threadId: string, signal: AbortSignal): Promise<ThreadMessage[]>;
   /** The thread id changed (new conversation, or the sidecar named it): save the view state. */
   onThreadChange?(threadId: string): void;
+  /** `GET /v1/threads`: one page of past conversations, newest first. */
+  listThreads?(before: string | undefined, signal: AbortSignal): Promise<ThreadList>;
+  /** Put text on the clipboard. */
+  copyText?(text: string): Promise<void>;
+  /** Insert text at the cursor of the last active markdown editor; its note's path, or null. */
+  insertAtCursor?(text: string): string | null;
 }
 
 /** Questions and their answers, in order, from a stored thread (other roles are skipped). */
@@ -88,11 +98,15 @@ export class AskPane {
   readonly askButton: HTMLButtonElement;
   readonly stopButton: HTMLButtonElement;
   readonly newButton: HTMLButtonElement;
+  readonly historyButton: HTMLButtonElement;
+  readonly history: HistoryPanel;
   threadId: string;
   private turns: TurnView[] = [];
   private running: { controller: AbortController; done: Promise<void> } | null = null;
   private resuming: AbortController | null = null;
   private resumeErrorEl: HTMLElement | null = null;
+  /** The thread id last handed to `onThreadChange`. */
+  private announced: string | null = null;
   private readonly clock: Clock;
 
   constructor(
@@ -108,7 +122,22 @@ export class AskPane {
     h(this.modeEl, "option", { text: "Vault only", attrs: { value: "strict" } });
     h(this.modeEl, "option", { text: "Vault + web", attrs: { value: "hybrid" } });
     this.modeEl.value = deps.defaultMode();
-    this.newButton = h(toolbar, "button", { text: "New conversation", testid: "new-conversation" });
+    this.newButton = h(toolbar, "button", { text: "New chat", testid: "new-conversation" });
+    this.historyButton = h(toolbar, "button", {
+      text: "History",
+      testid: "history",
+      attrs: { "aria-expanded": "false", "aria-label": "Past conversations" },
+    });
+    this.history = new HistoryPanel(this.root, {
+      list: (before, signal) => (deps.listThreads ? deps.listThreads(before, signal) : Promise.resolve({ threads: [], nextBefore: null })),
+      pick: (threadId) => {
+        this.historyButton.setAttribute("aria-expanded", "false");
+        void this.openThread(threadId);
+      },
+      current: () => this.threadId,
+      describeError: (error) => describeError(error),
+    });
+    show(this.historyButton, deps.listThreads !== undefined);
 
     this.turnsEl = h(this.root, "div", { cls: "vault-rag-turns", testid: "turns" });
 
@@ -146,6 +175,7 @@ export class AskPane {
       }
     });
     this.newButton.addEventListener("click", () => this.newConversation());
+    this.historyButton.addEventListener("click", () => void this.toggleHistory());
   }
 
   get mode(): AnswerMode {
@@ -160,11 +190,12 @@ export class AskPane {
     return this.turns[this.turns.length - 1] ?? null;
   }
 
-  /** Ask `question` (default: the question box). Resolves when the answer is complete. */
-  async ask(question = this.questionEl.value): Promise<void> {
-    const text = question.trim();
+  /** Ask `question` (default: the question box, which is then emptied). Resolves when the
+   * answer is complete. */
+  async ask(question?: string): Promise<void> {
+    const text = (question ?? this.questionEl.value).trim();
     if (!text || this.running !== null) return;
-    this.questionEl.value = "";
+    if (question === undefined) this.questionEl.value = "";
     const turn = this.addTurn(text);
     const controller = new AbortController();
     const done = this.stream(turn, { question: text, thread_id: this.threadId, mode: this.mode }, controller);
@@ -183,8 +214,23 @@ export class AskPane {
     this.running?.controller.abort();
   }
 
+  /** Show or hide the past conversations (read afresh each time they open). */
+  async toggleHistory(): Promise<void> {
+    const opening = !this.history.isOpen;
+    this.historyButton.setAttribute("aria-expanded", String(opening));
+    await this.history.toggle();
+  }
+
+  /** Put `question` into the question box to be edited and sent again. */
+  editQuestion(question: string): void {
+    this.questionEl.value = question;
+    this.questionEl.focus();
+    this.questionEl.setSelectionRange(question.length, question.length);
+  }
+
   /** Forget the conversation: a new thread id and an empty pane. */
   newConversation(): void {
+    this.closeHistory();
     this.clearTurns();
     this.setThread(this.newThreadId());
     this.questionEl.focus();
@@ -221,7 +267,15 @@ export class AskPane {
     }
   }
 
+  /** Resume a past conversation the user picked, and keep it in the view state. */
+  async openThread(threadId: string): Promise<void> {
+    const resumed = this.resume(threadId);
+    this.announceThread();
+    await resumed;
+  }
+
   destroy(): void {
+    this.closeHistory();
     this.clearTurns();
     this.root.remove();
   }
@@ -239,10 +293,22 @@ export class AskPane {
     this.turns = [];
   }
 
+  private closeHistory(): void {
+    this.history.close();
+    this.historyButton.setAttribute("aria-expanded", "false");
+  }
+
   private setThread(threadId: string): void {
-    if (threadId === this.threadId) return;
     this.threadId = threadId;
-    this.deps.onThreadChange?.(threadId);
+    this.announceThread();
+  }
+
+  /** Tell the view the thread to keep in its state, once per thread. The first answer of a
+   * new pane counts too: the sidecar then echoes the id the pane made up itself. */
+  private announceThread(): void {
+    if (this.announced === this.threadId) return;
+    this.announced = this.threadId;
+    this.deps.onThreadChange?.(this.threadId);
   }
 
   private addTurn(question: string): TurnView {
@@ -261,7 +327,7 @@ export class AskPane {
       for await (const event of this.deps.ask(request, controller.signal)) {
         if (controller.signal.aborted) break;
         turn.apply(event);
-        if (event.type === "final" && event.threadId) this.setThread(event.threadId);
+        if (event.type === "final") this.setThread(event.threadId || this.threadId);
       }
       if (controller.signal.aborted) turn.stopped();
     } catch (error) {
@@ -286,6 +352,10 @@ export class AskPane {
       promote: (answerId) => report(this.deps.promote(answerId)),
       openSavedNote: (path) => this.deps.openSavedNote(path),
       describeError: (error) => describeError(error),
+      copy: (text) => report(this.deps.copyText ? this.deps.copyText(text) : Promise.reject(new Error("no clipboard here"))),
+      insert: (text) => this.deps.insertAtCursor?.(text) ?? null,
+      regenerate: (question) => void this.ask(question),
+      edit: (question) => this.editQuestion(question),
     };
   }
 
@@ -293,6 +363,7 @@ export class AskPane {
     this.askButton.disabled = busy;
     show(this.stopButton, busy);
     this.root.classList.toggle("is-busy", busy);
+    for (const turn of this.turns) turn.setAsking(busy);
   }
 
   private newThreadId(): string {

@@ -1,7 +1,8 @@
 /**
  * One question and its answer in the ask pane: the streamed answer (re-rendered as markdown at
- * most every `renderIntervalMs`), the progress line, the citations, and the 👍 / 👎 /
- * "Save as note" actions once the answer has an id.
+ * most every `renderIntervalMs`), the progress line, the citations, the 👍 / 👎 /
+ * "Save as note" actions once the answer has an id, and Copy / Insert at cursor / Regenerate /
+ * Edit once there is an answer (a turn read back from a stored thread included).
  */
 import type { AskEvent, Citation } from "../client";
 import type { Clock } from "../sync/timing";
@@ -18,6 +19,14 @@ export interface TurnActions {
   promote(answerId: string): Promise<string>;
   openSavedNote(path: string): Promise<void> | void;
   describeError(error: unknown): string;
+  /** Put the answer on the clipboard. */
+  copy(text: string): Promise<void>;
+  /** Insert the answer at the cursor of the last active editor; that note's path, or null. */
+  insert(text: string): string | null;
+  /** Ask the same question again on the conversation. */
+  regenerate(question: string): void;
+  /** Put the question into the question box to be edited and sent again. */
+  edit(question: string): void;
 }
 
 export interface TurnOptions {
@@ -44,6 +53,11 @@ export class TurnView {
   private readonly up: HTMLButtonElement;
   private readonly down: HTMLButtonElement;
   private readonly save: HTMLButtonElement;
+  private readonly copyButton: HTMLButtonElement;
+  private readonly insertButton: HTMLButtonElement;
+  private readonly regenerateButton: HTMLButtonElement;
+  private readonly editButton: HTMLButtonElement;
+  private finished = false;
   private text = "";
   private answerId: string | null = null;
   private readonly context: ProgressContext = { aspects: null };
@@ -55,7 +69,7 @@ export class TurnView {
 
   constructor(
     parent: HTMLElement,
-    question: string,
+    readonly question: string,
     private readonly options: TurnOptions,
   ) {
     this.el = h(parent, "div", { cls: "vault-rag-turn", testid: "turn" });
@@ -65,6 +79,22 @@ export class TurnView {
     this.errorEl = h(this.el, "div", { cls: "vault-rag-error", testid: "error", attrs: { role: "alert" } });
     this.citationsEl = h(this.el, "ol", { cls: "vault-rag-citations", testid: "citations" });
     this.actionsEl = h(this.el, "div", { cls: "vault-rag-actions" });
+    this.copyButton = h(this.actionsEl, "button", { text: "Copy", testid: "copy", attrs: { "aria-label": "Copy the answer" } });
+    this.insertButton = h(this.actionsEl, "button", {
+      text: "Insert",
+      testid: "insert",
+      attrs: { "aria-label": "Insert the answer at the cursor of the last active note" },
+    });
+    this.regenerateButton = h(this.actionsEl, "button", {
+      text: "Regenerate",
+      testid: "regenerate",
+      attrs: { "aria-label": "Ask this question again" },
+    });
+    this.editButton = h(this.actionsEl, "button", {
+      text: "Edit",
+      testid: "edit-question",
+      attrs: { "aria-label": "Edit this question and send it again" },
+    });
     this.up = h(this.actionsEl, "button", { text: "👍", testid: "thumbs-up", attrs: { "aria-label": "Good answer" } });
     this.down = h(this.actionsEl, "button", { text: "👎", testid: "thumbs-down", attrs: { "aria-label": "Bad answer" } });
     this.save = h(this.actionsEl, "button", { text: "Save as note", testid: "save-as-note" });
@@ -72,7 +102,12 @@ export class TurnView {
     show(this.errorEl, false);
     show(this.citationsEl, false);
     this.setActionsEnabled(false);
+    this.setAnswerActions();
     this.progressEl.textContent = "asking…";
+    this.copyButton.addEventListener("click", () => void this.copy());
+    this.insertButton.addEventListener("click", () => this.insert());
+    this.regenerateButton.addEventListener("click", () => options.actions.regenerate(this.question));
+    this.editButton.addEventListener("click", () => options.actions.edit(this.question));
 
     this.up.addEventListener("click", () => void this.rate(1));
     this.down.addEventListener("click", () => void this.rate(-1));
@@ -116,6 +151,7 @@ export class TurnView {
         this.progressEl.textContent = describeDone(event.citations.length, this.context.aspects);
         this.answerId = event.answerId || null;
         this.setActionsEnabled(this.answerId !== null);
+        this.finish();
         break;
       case "error":
         this.fail(event.message);
@@ -128,6 +164,7 @@ export class TurnView {
     this.errorEl.textContent = message;
     show(this.errorEl, true);
     this.scheduleRender(true);
+    this.finish();
   }
 
   /** A turn read back from a stored thread: its answer text only (the thread keeps no
@@ -136,11 +173,19 @@ export class TurnView {
     this.text = answer;
     this.progressEl.textContent = "";
     this.scheduleRender(true);
+    this.finish();
   }
 
-    stopped(): void {
+  stopped(): void {
     this.progressEl.textContent = "stopped";
     this.scheduleRender(true);
+    this.finish();
+  }
+
+  /** Regenerate and Edit ask a new question: off while the pane is answering one. */
+  setAsking(asking: boolean): void {
+    this.regenerateButton.disabled = asking;
+    this.editButton.disabled = asking;
   }
 
   /** Resolves once the latest text has been rendered (tests, and before a turn is removed). */
@@ -228,6 +273,32 @@ export class TurnView {
       });
     }
     show(this.citationsEl, true);
+  }
+
+  /** The turn is over (answered, failed, stopped or read back): its text is final. */
+  private finish(): void {
+    this.finished = true;
+    this.setAnswerActions();
+  }
+
+  private setAnswerActions(): void {
+    const hasText = this.finished && this.text.trim() !== "";
+    this.copyButton.disabled = !hasText;
+    this.insertButton.disabled = !hasText;
+  }
+
+  private async copy(): Promise<void> {
+    try {
+      await this.options.actions.copy(this.text);
+      this.statusEl.textContent = "Copied.";
+    } catch (error) {
+      this.statusEl.textContent = `Could not copy: ${this.options.actions.describeError(error)}`;
+    }
+  }
+
+  private insert(): void {
+    const path = this.options.actions.insert(this.text);
+    this.statusEl.textContent = path === null ? "Open a note to insert the answer into." : `Inserted into ${path}`;
   }
 
   private setActionsEnabled(enabled: boolean): void {

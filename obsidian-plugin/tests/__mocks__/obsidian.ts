@@ -315,6 +315,27 @@ export class ItemView extends Component {
   async onClose(): Promise<void> {}
 }
 
+/** The part of Obsidian's `Editor` src/ uses; tests and the browser page bring their own. */
+export interface ShimEditor {
+  replaceSelection(text: string): void;
+  focus?(): void;
+}
+
+/** A markdown view: its note and its editor (`file` is null once the view is closed). */
+export class MarkdownView extends ItemView {
+  file: TFile | null;
+
+  constructor(
+    leaf: WorkspaceLeaf,
+    readonly editor: ShimEditor,
+    file: TFile | null = null,
+  ) {
+    super(leaf);
+    this.file = file;
+    leaf.view = this;
+  }
+}
+
 export class Plugin extends Component {
   readonly commands: FakeCommand[] = [];
   readonly settingTabs: PluginSettingTab[] = [];

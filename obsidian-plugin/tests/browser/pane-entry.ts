@@ -10,8 +10,14 @@
  * `[data-testid="opened-links"]` (one `li` each) and in `window.vaultRag.opened`.
  * `document.body.dataset.ready === "true"` once the pane is mounted; with `&ask=Q` the pane asks Q
  * at once and `document.body.dataset.answered` becomes "true" when the answer has finished.
+ *
+ * The page also plays the rest of the workspace the view talks to: the `textarea`
+ * `[data-testid="editor"]` is the markdown editor of the note "Notes/Draft.md" (the most recent
+ * leaf, so "Insert at cursor" writes at its caret), and `requestSaveLayout` stores the view's
+ * state in `localStorage`, which the next load of the page gives back through `setState`, as
+ * Obsidian does with the workspace layout after a reload.
  */
-import { TFile, WorkspaceLeaf } from "obsidian";
+import { MarkdownView, TFile, WorkspaceLeaf } from "obsidian";
 
 import { SidecarClient } from "../../src/client";
 import { DEFAULT_SETTINGS, normalizeFolder, normalizeSidecarUrl, type VaultRagSettings } from "../../src/settings";
@@ -21,6 +27,19 @@ declare global {
   interface Window {
     vaultRag?: { view: AskView; client: SidecarClient; opened: string[]; errors: string[] };
   }
+}
+
+const LAYOUT_KEY = "vault-rag-e2e-layout";
+
+/** Obsidian's editor over the page's textarea: `replaceSelection` writes at its caret. */
+function textareaEditor(el: HTMLTextAreaElement) {
+  return {
+    replaceSelection: (text: string) => {
+      el.setRangeText(text, el.selectionStart, el.selectionEnd, "end");
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    },
+    focus: () => el.focus(),
+  };
 }
 
 async function main(): Promise<void> {
@@ -45,12 +64,22 @@ async function main(): Promise<void> {
     workspace: {
       openLinkText: async (linktext: string) => record(linktext),
       getLeaf: () => ({ openFile: async (file: { path: string }) => record(`file:${file.path}`) }),
-      requestSaveLayout: () => undefined, // the view state (thread id) has no layout to go to here
+      requestSaveLayout: () => window.localStorage.setItem(LAYOUT_KEY, JSON.stringify(view.getState())),
+      on: () => ({}), // no other leaf ever becomes active on this page
+      getActiveViewOfType: () => null, // the pane has the focus
+      getMostRecentLeaf: () => noteLeaf,
     },
     // The sidecar wrote the note into the vault; here every path "exists" at once.
     // A shim `TFile`, so the view's `instanceof TFile` check holds as in Obsidian.
     vault: { getAbstractFileByPath: (path: string) => new (TFile as unknown as new (path: string) => TFile)(path) },
   };
+  // The shim's leaf and markdown view take the app and the editor (the real ones are Obsidian's).
+  const noteLeaf = new (WorkspaceLeaf as unknown as new (app: unknown) => WorkspaceLeaf)(app);
+  const editorEl = document.querySelector<HTMLTextAreaElement>('[data-testid="editor"]');
+  if (editorEl !== null) {
+    const View = MarkdownView as unknown as new (leaf: WorkspaceLeaf, editor: unknown, file: TFile) => MarkdownView;
+    new View(noteLeaf, textareaEditor(editorEl), new (TFile as unknown as new (path: string) => TFile)("Notes/Draft.md"));
+  }
   const client = new SidecarClient(() => ({ url: settings.sidecarUrl, token: settings.token }));
   // The shim's leaf takes the app (the real one is made by Obsidian).
   const Leaf = WorkspaceLeaf as unknown as new (app: unknown) => WorkspaceLeaf;
@@ -61,6 +90,8 @@ async function main(): Promise<void> {
   });
   document.getElementById("app")?.appendChild(view.containerEl);
   await view.onOpen();
+  const saved = window.localStorage.getItem(LAYOUT_KEY);
+  if (saved !== null) await view.setState(JSON.parse(saved) as unknown, { history: false });
   window.vaultRag = { view, client, opened, errors };
   document.body.dataset.ready = "true";
   // `&ask=question`: ask at once (for a headless run without a driver).
