@@ -8,8 +8,11 @@
  * language model (the graph's extractive answer) and that page origin allowed by CORS. The test
  * asks a Chinese question, checks the progress line, the streamed answer and the citations in
  * the DOM, clicks a citation, 👍 and "Save as note", and checks the note written into the vault
- * copy. `test-output/e2e/pane.png` is the page at the end; on a failure the page HTML, a
- * screenshot and the sidecar's log are saved next to it.
+ * copy. Then the page is reloaded: the conversation comes back from the view state, a new chat
+ * asks another question, the history list shows both (`test-output/e2e/history.png`, the picture
+ * in docs/images/) and resumes the first; "Insert" writes the answer at the caret of the page's
+ * stand-in editor. `test-output/e2e/pane.png` is the page at the end; on a failure the page
+ * HTML, a screenshot and the sidecar's log are saved next to it.
  *
  * Needs the sidecar's Python (`VAULT_RAG_PYTHON`, else `../.venv/bin/python`) and
  * `/usr/bin/chromium` (`VAULT_RAG_CHROMIUM`); without them the test is skipped with the reason,
@@ -44,6 +47,8 @@ import {
 } from "./helpers";
 
 const QUESTION = "为什么我存在数组里的指针过一阵子就变成野指针然后崩溃？";
+/** The second conversation's question (a new chat after the reload). */
+const SECOND_QUESTION = "Lumen 和 Nanite 分别解决什么问题？";
 /** The sample vault's note that answers it. */
 const EXPECTED_NOTE = "C++/UObject 与 GC";
 /** The sidecar's default `answers_folder`. */
@@ -62,6 +67,13 @@ interface Recorded {
 }
 
 const sel = (testid: string) => `[data-testid="${testid}"]`;
+
+/** Until the last turn's progress line says "done · N sources" (or "failed"). */
+const LAST_TURN_DONE = `(() => {
+  const lines = document.querySelectorAll('[data-testid="progress"]');
+  const line = lines.length ? lines[lines.length - 1].textContent : "";
+  return line.startsWith("done") || line === "failed";
+})()`;
 
 /** The window height at which the pane's scrolling turns list shows everything. */
 const FULL_HEIGHT_SCRIPT = `(() => {
@@ -250,7 +262,8 @@ if (env.skipReason && !required) {
       expect(expected, `citations: ${JSON.stringify(hrefs)}`).toBeDefined();
 
       // Clicking a citation opens the note at its heading (recorded instead of Obsidian's openLinkText).
-      await turn.locator(`${sel("citation")}[data-href="${expected}"]`).click();
+      // (Two passages under one heading are two citations with the same link: click the first.)
+      await turn.locator(`${sel("citation")}[data-href="${expected}"]`).first().click();
       await expect.poll(() => p.evaluate("window.vaultRag.opened")).toContain(expected);
       await expect.poll(() => p.locator(`${sel("opened-links")} li`).allTextContents()).toContain(expected);
 
@@ -317,5 +330,70 @@ if (env.skipReason && !required) {
       await expect.poll(() => page!.evaluate("window.vaultRag.opened")).toContain(`file:${saved}`);
       expect(pageErrors).toEqual([]);
     }, 90_000);
+
+    test("the conversation survives a reload and comes back from the history list", async () => {
+      onTestFailed(() => saveFailure("reload-history"));
+      expect(answered, "needs the answer of the first test").toBe(true);
+      const p = page!;
+      const texts = async (testid: string) => (await p.locator(sel(testid)).allInnerTexts()).map((t) => t.trim());
+      const firstThread = String(await p.evaluate("window.vaultRag.view.getState().threadId"));
+      const questions = await texts("turn-question");
+      const answers = await texts("answer");
+      expect(questions).toEqual([QUESTION]);
+
+      // A reload: the page gives the view its saved state back, as Obsidian does with the layout.
+      await p.reload();
+      await p.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+      await expect.poll(() => texts("answer"), { timeout: 30_000 }).toEqual(answers);
+      expect(await texts("turn-question")).toEqual(questions);
+      expect(await p.evaluate("window.vaultRag.view.getState().threadId")).toBe(firstThread);
+
+      // New chat, another question: a second conversation.
+      await p.locator(sel("new-conversation")).click();
+      await expect.poll(() => p.locator(sel("turn")).count()).toBe(0);
+      await p.locator(sel("question")).fill(SECOND_QUESTION);
+      await p.locator(sel("ask")).click();
+      await p.waitForFunction(LAST_TURN_DONE, undefined, { timeout: ANSWER_TIMEOUT_MS, polling: 100 });
+      const secondThread = String(await p.evaluate("window.vaultRag.view.getState().threadId"));
+      expect(secondThread).not.toBe(firstThread);
+
+      // The history list: both, newest first, the one on screen marked; then resume the first.
+      await p.locator(sel("history")).click();
+      const items = p.locator(sel("history-item"));
+      await expect.poll(() => items.count(), { timeout: 30_000 }).toBe(2);
+      expect(await texts("history-title")).toEqual([SECOND_QUESTION, QUESTION]);
+      expect(await items.evaluateAll((els) => els.map((el) => el.getAttribute("data-thread-id")))).toEqual([secondThread, firstThread]);
+      expect(await items.first().getAttribute("aria-current")).toBe("true");
+      for (const meta of await texts("history-meta")) expect(meta).toMatch(/^2 messages · (just now|\d+ min ago)$/);
+      await p.locator("#app").screenshot({ path: path.join(ARTIFACT_DIR, "history.png") });
+
+      await items.nth(1).click();
+      await expect.poll(() => texts("answer"), { timeout: 30_000 }).toEqual(answers);
+      expect(await texts("turn-question")).toEqual(questions);
+      expect(await p.locator(sel("history-panel")).isVisible()).toBe(false);
+      expect(await p.evaluate("window.vaultRag.view.getState().threadId")).toBe(firstThread);
+      expect(await p.evaluate("window.vaultRag.errors")).toEqual([]);
+      expect(pageErrors).toEqual([]);
+    }, ANSWER_TIMEOUT_MS + 60_000);
+
+    test("Insert writes the answer at the caret of the last active editor", async () => {
+      onTestFailed(() => saveFailure("insert"));
+      const p = page!;
+      const threadId = String(await p.evaluate("window.vaultRag.view.getState().threadId"));
+      // What the sidecar stored as the answer (the text the turn shows, as markdown).
+      const response = await fetch(`${sidecar!.url}/v1/threads/${threadId}`, { headers: { Authorization: `Bearer ${sidecar!.token}` } });
+      const stored = (await response.json()) as { messages: { role: string; content: string }[] };
+      const answer = stored.messages.filter((m) => m.role === "assistant").at(-1)?.content ?? "";
+      expect(answer).toMatch(/UPROPERTY|TObjectPtr|GC/);
+
+      const editor = p.locator(sel("editor"));
+      await editor.fill("Before\n\nAfter");
+      await editor.evaluate((el) => (el as HTMLTextAreaElement).setSelectionRange(7, 7)); // the empty line
+      const turn = p.locator(sel("turn")).last();
+      await turn.locator(sel("insert")).click();
+      await expect.poll(() => editor.inputValue()).toBe(`Before\n${answer.trim()}\n\nAfter`);
+      expect(await turn.locator(sel("action-status")).textContent()).toBe("Inserted into Notes/Draft.md");
+      expect(pageErrors).toEqual([]);
+    }, 60_000);
   });
 }
