@@ -1,5 +1,6 @@
 """`kill -9` at random moments during indexing; the next run must end exactly where a clean
-full index ends (same chunk ids and hashes in the manifest, the store and the lexical index).
+full index ends (same chunk ids and hashes in the manifest, the store and the lexical index),
+on every vector-store backend: embedded Chroma, a real `chroma run` server and Milvus Lite.
 
 Embeddings come from the wire-level fake OpenAI server (fast, deterministic), so the kills land
 in every phase: start-up, scan, chunking, embedding. The ordering under test does not depend on
@@ -19,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from vault_rag.embeddings.factory import make_provider
-from vault_rag.index.vault_index import VaultIndex
 
 from fakes.openai_server import FakeOpenAIServer
+from store_backends import backend_env, open_backend_index
 
 SEEDS = (1, 2, 3, 4, 5)
 
@@ -52,11 +53,13 @@ def finish(env: dict[str, str], vault: Path, data: Path) -> float:
     return time.monotonic() - started
 
 
-def snapshot(server: FakeOpenAIServer, vault: Path, data: Path) -> dict[str, object]:
+def snapshot(
+    server: FakeOpenAIServer, vault: Path, data: Path, backend: tuple[str, str | None]
+) -> dict[str, object]:
     provider = make_provider(
         "openai", model="fake-embedding", base_url=server.base_url, api_key="k"
     )
-    index = VaultIndex(vault, data, provider)
+    index = open_backend_index(backend[0], vault, data, provider, backend[1])
     try:
         hashes = index.manifest.chunk_hashes()
         return {
@@ -71,9 +74,10 @@ def snapshot(server: FakeOpenAIServer, vault: Path, data: Path) -> dict[str, obj
 
 
 @pytest.fixture
-def env_for():
+def env_for(backend):
     def make(server: FakeOpenAIServer) -> dict[str, str]:
         env = dict(os.environ)
+        env.update(backend_env(*backend))
         env.update(
             VAULT_RAG_EMBEDDINGS="openai",
             VAULT_RAG_EMBEDDINGS_MODEL="fake-embedding",
@@ -86,14 +90,14 @@ def env_for():
     return make
 
 
-def test_kill_9_then_resume_equals_clean_index(tmp_path, sample_vault, env_for):
+def test_kill_9_then_resume_equals_clean_index(tmp_path, sample_vault, env_for, backend):
     with FakeOpenAIServer() as server:
         server.delay = 0.02  # stretch the embedding phase so kills land inside it too
         env = env_for(server)
         vault = tmp_path / "vault"
         shutil.copytree(sample_vault, vault)
         clean_seconds = finish(env, vault, tmp_path / "clean")
-        clean = snapshot(server, vault, tmp_path / "clean")
+        clean = snapshot(server, vault, tmp_path / "clean", backend)
         assert clean["pending"] == 0 and clean["manifest"]
         assert clean["store"] == clean["lexical"] == sorted(clean["manifest"])
 
@@ -109,10 +113,10 @@ def test_kill_9_then_resume_equals_clean_index(tmp_path, sample_vault, env_for):
                     kills += 1
                 proc.wait()
             finish(env, vault, data)
-            assert snapshot(server, vault, data) == clean, f"seed {seed} ({kills} kills)"
+            assert snapshot(server, vault, data, backend) == clean, f"seed {seed} ({kills} kills)"
 
 
-def test_kill_9_during_incremental_run(tmp_path, sample_vault, env_for):
+def test_kill_9_during_incremental_run(tmp_path, sample_vault, env_for, backend):
     with FakeOpenAIServer() as server:
         server.delay = 0.02
         env = env_for(server)
@@ -133,4 +137,6 @@ def test_kill_9_during_incremental_run(tmp_path, sample_vault, env_for):
         proc.wait()
         finish(env, vault, data)
         finish(env, vault, tmp_path / "clean")
-        assert snapshot(server, vault, data) == snapshot(server, vault, tmp_path / "clean")
+        assert snapshot(server, vault, data, backend) == snapshot(
+            server, vault, tmp_path / "clean", backend
+        )
