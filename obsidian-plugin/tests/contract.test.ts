@@ -152,6 +152,14 @@ const STATUS = {
 /** Sample answers, each validated against the route's response schema before it is parsed. */
 const RESPONSES: [string, string, string, unknown, (client: SidecarClient) => Promise<unknown>, unknown][] = [
   ["status", "GET", "/v1/status", STATUS, (c) => c.status(), { notes: 24, pending: 40, etaSeconds: 12, lastError: "watcher: too many files", writer: { state: "embedding", phase: "embedding", done: 3, total: 40, queued: 0 } }],
+  [
+    "note status",
+    "GET",
+    "/v1/status",
+    { ...STATUS, note: { path: "C++/U.md", indexed: true, chunks: 5, embedded: 3, pending: 2, warnings: [] } },
+    (c) => c.status("C++/U.md"),
+    { notes: 24, note: { path: "C++/U.md", indexed: true, chunks: 5, embedded: 3, pending: 2 } },
+  ],
   ["hashes", "GET", "/v1/notes/hashes", { algorithm: "sha256", hashes: { "A.md": "aa" } }, (c) => c.noteHashes(), new Map([["A.md", "aa"]])],
   ["promote", "POST", "/v1/answers/ans-1/promote", PROMOTED, (c) => c.promote("ans-1"), "UE/T.md"],
   [

@@ -105,7 +105,18 @@ export interface SidecarStatus {
   lastError: string | null;
   /** The index writer: what it is doing and how far (`phase`: chunking or embedding). */
   writer: { state: string; phase: string | null; done: number; total: number; queued: number } | null;
+  /** One note's index state (`?path=`); null without a path. */
+  note: NoteIndexState | null;
   raw: Record<string, unknown>;
+}
+
+/** `NoteState`: whether the sidecar has indexed a note, and how many of its passages have vectors. */
+export interface NoteIndexState {
+  path: string;
+  indexed: boolean;
+  chunks: number;
+  embedded: number;
+  pending: number;
 }
 
 /** The typed event of one SSE message, or null for an event name the plugin does not know. */
@@ -189,7 +200,20 @@ export function parseStatus(value: unknown): SidecarStatus {
             total: num(writer.total) ?? 0,
             queued: num(writer.queued) ?? 0,
           },
+    note: parseNoteState(data.note),
     raw: data,
+  };
+}
+
+function parseNoteState(value: unknown): NoteIndexState | null {
+  if (!isRecord(value)) return null;
+  const note = value as Partial<Schemas["NoteState"]>;
+  return {
+    path: str(note.path),
+    indexed: note.indexed === true,
+    chunks: num(note.chunks) ?? 0,
+    embedded: num(note.embedded) ?? 0,
+    pending: num(note.pending) ?? 0,
   };
 }
 

@@ -7,6 +7,7 @@ export {
   type AskEventData,
   type AskRequest,
   type Citation,
+  type NoteIndexState,
   type NotePayload,
   parseAskEvent,
   parseCitations,

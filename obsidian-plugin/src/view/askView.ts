@@ -2,10 +2,14 @@
  * The ask pane as an Obsidian view in the right sidebar; all behaviour lives in `pane.ts`. The
  * view's state (`getState`/`setState`, saved with the workspace layout) holds the thread id, so
  * after a reload the pane resumes the conversation from the sidecar. "Insert at cursor" writes
- * into the markdown editor that was active last (followed through `active-leaf-change`).
+ * into the markdown editor that was active last (followed through `active-leaf-change`). While
+ * open, the view polls `GET /v1/status?path=<that note>` (its own `StatusPoller`: faster while
+ * the index fills, backing off while the sidecar is down) for the pane's index line and empty
+ * state.
  */
 import {
   Component,
+  FileSystemAdapter,
   ItemView,
   MarkdownRenderer,
   MarkdownView,
@@ -17,6 +21,8 @@ import {
 
 import { parseThread, type SidecarClient } from "../client";
 import type { VaultRagSettings } from "../settings";
+import { StatusPoller } from "../status/poller";
+import type { Clock } from "../sync/timing";
 import { LastEditor } from "./editorTarget";
 import { HISTORY_PAGE } from "./history";
 import { AskPane } from "./pane";
@@ -28,6 +34,8 @@ export interface AskViewHost {
   settings(): VaultRagSettings;
   /** Request failures, for the connection notices and the status bar. */
   reportError(error: unknown): void;
+  /** Timers of the status poller (tests drive them). */
+  clock?: Clock;
 }
 
 export class AskView extends ItemView {
@@ -36,6 +44,8 @@ export class AskView extends ItemView {
   private pendingThread: string | null = null;
   /** Where "Insert at cursor" writes. */
   readonly editors = new LastEditor();
+  /** The sidecar's status and the last editor's note, for the pane's index line. */
+  poller: StatusPoller | null = null;
 
   constructor(
     leaf: WorkspaceLeaf,
@@ -62,7 +72,27 @@ export class AskView extends ItemView {
     const { client } = this.host;
     const { workspace } = this.app;
     this.followEditor(workspace.getActiveViewOfType(MarkdownView) ?? workspace.getMostRecentLeaf()?.view ?? null);
-    this.registerEvent(workspace.on("active-leaf-change", (leaf) => this.followEditor(leaf?.view ?? null)));
+    let polledPath: string | null = null;
+    const poller = new StatusPoller(
+      {
+        status: (_path, options) => {
+          polledPath = this.editors.target;
+          return client.status(polledPath ?? undefined, options);
+        },
+      },
+      { clock: this.host.clock, onUpdate: (snapshot) => this.pane?.status.update(snapshot) },
+    );
+    this.poller = poller;
+    this.registerEvent(
+      workspace.on("active-leaf-change", (leaf) => {
+        this.followEditor(leaf?.view ?? null);
+        // A poll already under way asks about the previous note: ask again once it is back.
+        if (this.editors.target === polledPath) return;
+        void poller.poll().then(async () => {
+          if (this.editors.target !== polledPath) await poller.poll();
+        });
+      }),
+    );
     this.pane = new AskPane(this.contentEl, {
       ask: (request, signal) => client.ask(request, signal),
       feedback: (answerId, rating) => client.feedback(answerId, rating),
@@ -71,13 +101,23 @@ export class AskView extends ItemView {
       openSavedNote: (path) => this.openSavedNote(path),
       renderMarkdown: (markdown, el) => this.renderMarkdown(markdown, el),
       defaultMode: () => this.host.settings().answerMode,
-      onError: (error) => this.host.reportError(error),
+      onError: (error) => {
+        this.host.reportError(error);
+        poller.report(error);
+      },
       loadThread: async (threadId, signal) => parseThread(await client.thread(threadId, { signal })).messages,
       onThreadChange: () => this.app.workspace.requestSaveLayout(),
       listThreads: (before, signal) => client.threads({ limit: HISTORY_PAGE, before }, { signal }),
       copyText: (text) => navigator.clipboard.writeText(text),
       insertAtCursor: (text) => this.editors.insert(text),
+      statusPanel: {
+        vaultPath: () => this.vaultPath(),
+        url: () => this.host.settings().sidecarUrl,
+        retry: () => void poller.poll(),
+        copy: (text) => navigator.clipboard.writeText(text),
+      },
     });
+    poller.start();
     if (this.pendingThread !== null) void this.pane.resume(this.pendingThread);
     this.pendingThread = null;
   }
@@ -98,8 +138,16 @@ export class AskView extends ItemView {
   }
 
   override async onClose(): Promise<void> {
+    this.poller?.stop();
+    this.poller = null;
     this.pane?.destroy();
     this.pane = null;
+  }
+
+  /** This vault's folder on disk (desktop only), for the command that starts the sidecar. */
+  private vaultPath(): string | null {
+    const adapter = this.app.vault.adapter;
+    return adapter instanceof FileSystemAdapter ? adapter.getBasePath() : null;
   }
 
   private followEditor(view: unknown): void {

@@ -6,7 +6,11 @@
  * outside the DOM goes through `AskPaneDeps`, so vitest (happy-dom) and the browser bundle run
  * it without Obsidian.
  *
- * Stable `data-testid`s: mode, new-conversation, history (and those of `history.ts`), turns,
+ * Above the turns, the index line and, while the conversation is empty, the empty state
+ * (`indexStatus.ts`; the view feeds them the status poller's snapshots).
+ *
+ * Stable `data-testid`s: mode, new-conversation, history (and those of `history.ts` and
+ * `indexStatus.ts`), turns,
  * turn, turn-question, progress, answer, error, citations, citation, copy, insert, regenerate,
  * edit-question, thumbs-up, thumbs-down, save-as-note, action-status, question, ask, stop,
  * resume-error.
@@ -29,6 +33,7 @@ import {
 import { type Clock, systemClock } from "../sync/timing";
 import { h, show } from "./dom";
 import { HistoryPanel } from "./history";
+import { StatusPanel, type StatusPanelDeps } from "./indexStatus";
 import { type RenderMarkdown, type TurnActions, TurnView } from "./turn";
 
 export interface AskPaneDeps {
@@ -58,6 +63,8 @@ export interface AskPaneDeps {
   copyText?(text: string): Promise<void>;
   /** Insert text at the cursor of the last active markdown editor; its note's path, or null. */
   insertAtCursor?(text: string): string | null;
+  /** For the empty state: this vault's folder, the sidecar URL, "Try again". */
+  statusPanel?: StatusPanelDeps;
 }
 
 /** Questions and their answers, in order, from a stored thread (other roles are skipped). */
@@ -100,6 +107,7 @@ export class AskPane {
   readonly newButton: HTMLButtonElement;
   readonly historyButton: HTMLButtonElement;
   readonly history: HistoryPanel;
+  readonly status: StatusPanel;
   threadId: string;
   private turns: TurnView[] = [];
   private running: { controller: AbortController; done: Promise<void> } | null = null;
@@ -139,7 +147,14 @@ export class AskPane {
     });
     show(this.historyButton, deps.listThreads !== undefined);
 
+    const statusLine = h(this.root, "div", { cls: "vault-rag-status-line" });
     this.turnsEl = h(this.root, "div", { cls: "vault-rag-turns", testid: "turns" });
+    this.status = new StatusPanel(statusLine, this.turnsEl, {
+      vaultPath: () => null,
+      url: () => "the configured URL",
+      retry: () => undefined,
+      ...deps.statusPanel,
+    });
 
     const form = h(this.root, "form", { cls: "vault-rag-ask" });
     this.questionEl = h(form, "textarea", {
@@ -291,6 +306,7 @@ export class AskPane {
     this.resumeErrorEl = null;
     for (const turn of this.turns) turn.destroy();
     this.turns = [];
+    this.status.setEmpty(true);
   }
 
   private closeHistory(): void {
@@ -319,6 +335,7 @@ export class AskPane {
       renderIntervalMs: this.deps.renderIntervalMs ?? 100,
     });
     this.turns.push(turn);
+    this.status.setEmpty(false);
     return turn;
   }
 

@@ -462,6 +462,15 @@ export async function requestUrl(request: RequestParam | string) {
   };
 }
 
+/** The desktop vault adapter: the vault's folder on disk. */
+export class FileSystemAdapter {
+  constructor(private readonly basePath: string) {}
+
+  getBasePath(): string {
+    return this.basePath;
+  }
+}
+
 /** The app version `requireApiVersion` compares with (tests may lower it). */
 export const apiVersion = { current: "1.13.1" };
 

@@ -3,7 +3,7 @@
  * bundles this file with `obsidian` aliased to the test shim into test-output/pane.js (next to
  * pane.html and styles.css). Open
  *
- *   http://localhost:<port>/pane.html?url=http://127.0.0.1:8765&token=TOKEN[&mode=hybrid][&folder=F][&ask=Q]
+ *   http://localhost:<port>/pane.html?url=http://127.0.0.1:8765&token=TOKEN[&mode=hybrid][&folder=F][&ask=Q][&vault=DIR]
  *
  * and the pane talks to that sidecar with the real client (fetch + SSE). What Obsidian would
  * do on a click is recorded instead: `openLinkText` calls and opened files are listed in
@@ -15,9 +15,10 @@
  * `[data-testid="editor"]` is the markdown editor of the note "Notes/Draft.md" (the most recent
  * leaf, so "Insert at cursor" writes at its caret), and `requestSaveLayout` stores the view's
  * state in `localStorage`, which the next load of the page gives back through `setState`, as
- * Obsidian does with the workspace layout after a reload.
+ * Obsidian does with the workspace layout after a reload. `&vault=DIR` is the vault's folder
+ * on disk (Obsidian's `FileSystemAdapter`), which the empty state names in `vault-rag serve`.
  */
-import { MarkdownView, TFile, WorkspaceLeaf } from "obsidian";
+import { FileSystemAdapter, MarkdownView, TFile, WorkspaceLeaf } from "obsidian";
 
 import { SidecarClient } from "../../src/client";
 import { DEFAULT_SETTINGS, normalizeFolder, normalizeSidecarUrl, type VaultRagSettings } from "../../src/settings";
@@ -29,7 +30,6 @@ declare global {
   }
 }
 
-const LAYOUT_KEY = "vault-rag-e2e-layout";
 
 /** Obsidian's editor over the page's textarea: `replaceSelection` writes at its caret. */
 function textareaEditor(el: HTMLTextAreaElement) {
@@ -51,6 +51,8 @@ async function main(): Promise<void> {
     answerMode: params.get("mode") === "hybrid" ? "hybrid" : "strict",
     answersFolder: normalizeFolder(params.get("folder") ?? ""),
   };
+  // One saved layout per sidecar: a page on another sidecar does not resume this one's thread.
+  const LAYOUT_KEY = `vault-rag-e2e-layout:${settings.sidecarUrl}`;
   const opened: string[] = [];
   const errors: string[] = [];
   const openedList = document.querySelector('[data-testid="opened-links"]');
@@ -71,7 +73,10 @@ async function main(): Promise<void> {
     },
     // The sidecar wrote the note into the vault; here every path "exists" at once.
     // A shim `TFile`, so the view's `instanceof TFile` check holds as in Obsidian.
-    vault: { getAbstractFileByPath: (path: string) => new (TFile as unknown as new (path: string) => TFile)(path) },
+    vault: {
+      adapter: new (FileSystemAdapter as unknown as new (base: string) => FileSystemAdapter)(params.get("vault") ?? ""),
+      getAbstractFileByPath: (path: string) => new (TFile as unknown as new (path: string) => TFile)(path),
+    },
   };
   // The shim's leaf and markdown view take the app and the editor (the real ones are Obsidian's).
   const noteLeaf = new (WorkspaceLeaf as unknown as new (app: unknown) => WorkspaceLeaf)(app);

@@ -11,7 +11,9 @@
  * copy. Then the page is reloaded: the conversation comes back from the view state, a new chat
  * asks another question, the history list shows both (`test-output/e2e/history.png`, the picture
  * in docs/images/) and resumes the first; "Insert" writes the answer at the caret of the page's
- * stand-in editor. `test-output/e2e/pane.png` is the page at the end; on a failure the page
+ * stand-in editor. The pane's index line shows the sidecar's note count, and a second page on a
+ * port where nothing listens shows the empty state with the command that starts the sidecar
+ * (`test-output/e2e/sidecar-down.png`). `test-output/e2e/pane.png` is the page at the end; on a failure the page
  * HTML, a screenshot and the sidecar's log are saved next to it.
  *
  * Needs the sidecar's Python (`VAULT_RAG_PYTHON`, else `../.venv/bin/python`) and
@@ -31,6 +33,7 @@ import {
   CHROMIUM_ARGS,
   clearArtifacts,
   findEnvironment,
+  freePort,
   markdownFiles,
   PAGE_DIR,
   type PageServer,
@@ -395,5 +398,41 @@ if (env.skipReason && !required) {
       expect(await turn.locator(sel("action-status")).textContent()).toBe("Inserted into Notes/Draft.md");
       expect(pageErrors).toEqual([]);
     }, 60_000);
+
+    test("the index line counts the notes; with the sidecar down the empty state says how to start it", async () => {
+      onTestFailed(() => saveFailure("index-and-empty-state"));
+      const p = page!;
+      // The vault copy is fully indexed (beforeAll waited; the saved answer is one more note):
+      // the line shows the sidecar's count and nothing pending (the pane polls every 15 s).
+      const shown = async () => {
+        const response = await fetch(`${sidecar!.url}/v1/status`, { headers: { Authorization: `Bearer ${sidecar!.token}` } });
+        const { notes } = (await response.json()) as { notes: number };
+        return { expected: `${notes} notes indexed`, text: await p.locator(sel("index-status")).textContent() };
+      };
+      await expect.poll(async () => { const { expected, text } = await shown(); return text === expected; }, { timeout: 40_000 }).toBe(true);
+      // The page's stand-in editor holds "Notes/Draft.md", which is not in the vault.
+      expect(await p.locator(sel("note-status")).textContent()).toBe("“Draft” is not indexed yet");
+
+      const down = await context!.newPage();
+      try {
+        down.on("pageerror", (error) => pageErrors.push(`${error.name}: ${error.message}`));
+        const port = await freePort(); // nothing listens there
+        const vault = sidecar!.vault;
+        const query = new URLSearchParams({ url: `http://127.0.0.1:${port}`, token: "none", vault });
+        await down.goto(`${pages!.origin}/pane.html?${query.toString()}`);
+        await down.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+        const title = down.locator(sel("empty-title"));
+        await expect.poll(() => title.textContent(), { timeout: 30_000 }).toBe("The Vault RAG sidecar is not running");
+        expect(await down.locator(sel("empty-state")).textContent()).toContain(`Nothing answers at http://127.0.0.1:${port}.`);
+        const quoted = /^[\w@%+=:,./-]+$/.test(vault) ? vault : `"${vault}"`;
+        expect(await down.locator(sel("empty-command")).textContent()).toBe(`vault-rag serve --vault ${quoted}`);
+        expect(await down.locator(sel("empty-retry")).isVisible()).toBe(true);
+        expect(await down.locator(sel("index-status")).isVisible()).toBe(false);
+        await down.locator("#app").screenshot({ path: path.join(ARTIFACT_DIR, "sidecar-down.png") });
+      } finally {
+        await down.close();
+      }
+      expect(pageErrors).toEqual([]);
+    }, 90_000);
   });
 }

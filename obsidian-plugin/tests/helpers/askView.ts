@@ -7,7 +7,15 @@
 import type { App, WorkspaceLeaf } from "obsidian";
 import { expect, vi } from "vitest";
 
-import { type AskEvent, type AskRequest, type SidecarClient, SidecarHttpError, type ThreadList } from "../../src/client";
+import {
+  type AskEvent,
+  type AskRequest,
+  type SidecarClient,
+  SidecarHttpError,
+  type SidecarStatus,
+  type ThreadList,
+} from "../../src/client";
+import type { Clock } from "../../src/sync/timing";
 import { DEFAULT_SETTINGS, type VaultRagSettings } from "../../src/settings";
 import { AskView } from "../../src/view/askView";
 import * as shim from "../__mocks__/obsidian";
@@ -88,8 +96,17 @@ export class TextEditor {
   }
 }
 
+/** A status as `GET /v1/status?path=` parses, for `setup().status`. */
+export function statusOf(notes: number, pending = 0, note: SidecarStatus["note"] = null): SidecarStatus {
+  return { notes, chunks: notes * 4, pending, embedded: notes * 4 - pending, etaSeconds: pending ? 90 : null, lastError: null, writer: null, note, raw: {} };
+}
+
+/** The status poller's timers never fire on their own here: tests call `view.poller.poll()`. */
+const stillClock: Clock = { now: () => Date.now(), setTimeout: () => 0, clearTimeout: () => undefined };
+
 export function setup(settings: Partial<VaultRagSettings> = {}, threads: StoredThreads = {}, history: ThreadList[] = []) {
   const feeds: Feed[] = [];
+  const statusReply: { current: SidecarStatus | Error } = { current: statusOf(24) };
   const client = {
     ask: vi.fn((request: AskRequest, signal: AbortSignal) => {
       const feed = new Feed();
@@ -107,6 +124,12 @@ export function setup(settings: Partial<VaultRagSettings> = {}, threads: StoredT
       return { thread_id: id, messages: stored, summary: "" };
     }),
     /** Each call answers the next page of `history` (the last one again when they run out). */
+    /** What `GET /v1/status` answers: `statusReply.current` (an Error is thrown). */
+    status: vi.fn(async (path?: string): Promise<SidecarStatus> => {
+      const reply = statusReply.current;
+      if (reply instanceof Error) throw reply;
+      return path === undefined ? reply : { ...reply, note: reply.note ?? { path, indexed: true, chunks: 4, embedded: 4, pending: 0 } };
+    }),
     threads: vi.fn(async (_page: { limit?: number; before?: string }) => {
       const page = history.shift() ?? { threads: [], nextBefore: null };
       if (history.length === 0) history.push(page);
@@ -128,7 +151,7 @@ export function setup(settings: Partial<VaultRagSettings> = {}, threads: StoredT
       getActiveViewOfType: vi.fn(() => null),
       getMostRecentLeaf: vi.fn((): unknown => null),
     },
-    vault: { getAbstractFileByPath: vi.fn((path: string) => new shim.TFile(path)) },
+    vault: { getAbstractFileByPath: vi.fn((path: string) => new shim.TFile(path)), adapter: new shim.FileSystemAdapter("/home/me/My Vault") },
   };
   const noteLeaf = new shim.WorkspaceLeaf(app);
   const noteView = new shim.MarkdownView(noteLeaf, editor, new shim.TFile("Notes/Draft.md"));
@@ -142,11 +165,12 @@ export function setup(settings: Partial<VaultRagSettings> = {}, threads: StoredT
     client: client as unknown as SidecarClient,
     settings: () => ({ ...DEFAULT_SETTINGS, ...settings }),
     reportError: (error) => errors.push(error),
+    clock: stillClock,
   });
   document.body.appendChild(view.containerEl);
   const q = (testid: string) => view.containerEl.querySelector(`[data-testid="${testid}"]`) as HTMLElement;
   const qa = (testid: string) => Array.from(view.containerEl.querySelectorAll(`[data-testid="${testid}"]`)) as HTMLElement[];
-  return { view, client, app: app as typeof app & App, feeds, errors, openFile, q, qa, editor, noteView, activate };
+  return { view, client, app: app as typeof app & App, feeds, errors, openFile, q, qa, editor, noteView, activate, statusReply };
 }
 
 export async function ask(ctx: ReturnType<typeof setup>, question: string) {
