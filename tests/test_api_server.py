@@ -54,6 +54,7 @@ PROTECTED = [
     ("POST", "/v1/notes/rename", {"renames": [{"old_path": "a.md", "new_path": "b.md"}]}),
     ("POST", "/v1/search", {"query": "x"}),
     ("POST", "/v1/ask", {"question": "x"}),
+    ("GET", "/v1/threads", None),
     ("GET", "/v1/threads/abc", None),
 ]
 
