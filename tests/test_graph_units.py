@@ -188,6 +188,17 @@ def test_citations_match_full_path_short_name_and_urls():
     assert not really and len(listed) == 4
 
 
+def test_a_heading_with_hash_is_cited_with_a_link_that_still_finds_it():
+    doc = vdoc("c1", "Lang/CSharp.md", "C# interop | Unity")
+    doc["cite"] = vault_cite("Lang/CSharp.md", "C# interop | Unity")
+    # `#` and `|` would start a nested heading and the alias: they read as spaces instead.
+    assert doc["cite"] == "[[Lang/CSharp#C interop Unity]]"
+    assert vault_cite("A.md", "^block-1") == "[[A#^block-1]]"
+    assert vault_cite("A.md", "") == "[[A]]"
+    assert cited_docs(f"see {doc['cite']}", [doc]) == [doc]
+    assert cited_docs("see [[CSharp#Other]]", [doc]) == []
+
+
 def test_merged_duplicates_are_cited_too():
     kept = vdoc("c1", "A.md", "H")
     kept["also"] = [{"kind": "vault", "chunk_id": "c9", "note_path": "B.md"}]

@@ -43,6 +43,9 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     this.addCommand(openAskViewCommand(this.app, VIEW_TYPE_ASK));
     this.registerView(VIEW_TYPE_RELATED, (leaf) => new RelatedView(leaf, services.viewHost));
     this.addCommand(openRelatedViewCommand(this.app, VIEW_TYPE_RELATED));
+    // Citations and related notes preview on hover through the Page preview core plugin.
+    this.registerHoverLinkSource(VIEW_TYPE_ASK, { display: "Vault RAG: ask pane", defaultMod: false });
+    this.registerHoverLinkSource(VIEW_TYPE_RELATED, { display: "Vault RAG: related notes", defaultMod: false });
     this.addRibbonIcon("message-square", "Ask the vault", () => void openAskView(this.app, VIEW_TYPE_ASK));
     services.attachStatusBar(this.addStatusBarItem(), (el, callback) => this.registerDomEvent(el, "click", callback));
     // After layout-ready: Obsidian's start-up indexing events are not edits; reconcile covers them.

@@ -101,6 +101,8 @@ describe("VaultRagPlugin", () => {
     expect(fake.settingTabs).toHaveLength(1);
     expect(fake.commands.map((c) => c.id)).toEqual(["resolve-active-note-embeds", "open-ask-pane", "open-related-notes"]);
     expect([...fake.views.keys()]).toEqual(["vault-rag-ask", "vault-rag-related"]);
+    // Both views emit hover-link for the Page preview plugin.
+    expect([...fake.hoverLinkSources.keys()]).toEqual(["vault-rag-ask", "vault-rag-related"]);
     expect(fake.ribbonIcons.map((r) => r.title)).toEqual(["Ask the vault"]);
     expect(fake.statusBarItems).toHaveLength(1);
     expect((fake.statusBarItems[0] as shim.FakeElement).textContent).toBe("RAG: connecting…");

@@ -68,6 +68,46 @@ describe("ask pane", () => {
     expect(ctx.q("stop").hidden).toBe(true);
   });
 
+  it("opens a citation at its line, in a new tab on Ctrl/Cmd-click, and previews it on hover", async () => {
+    const ctx = setup();
+    await ctx.view.onOpen();
+    const feed = await ask(ctx, "C# 怎么调用？");
+    const cited = [
+      { kind: "vault" as const, note_path: "Lang/CSharp.md", heading: "Lang > C# interop", anchor: "C# interop", cite: "", line_start: 42 },
+      { kind: "vault" as const, note_path: "Lang/CSharp.md", heading: "", anchor: "", cite: "", line_start: null },
+    ];
+    feed.push({ type: "citations", citations: cited });
+    await vi.waitFor(() => expect(ctx.qa("citation")).toHaveLength(2));
+    const [atLine, noLine] = ctx.qa("citation") as [HTMLAnchorElement, HTMLAnchorElement];
+    // The heading's "#" would start a nested heading in a link: it reads as a space.
+    expect(atLine.getAttribute("data-href")).toBe("Lang/CSharp#C interop");
+    expect(atLine.getAttribute("data-line")).toBe("42");
+    expect(noLine.hasAttribute("data-line")).toBe(false);
+
+    atLine.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true }));
+    expect(ctx.app.workspace.openLinkText).toHaveBeenLastCalledWith("Lang/CSharp", "", false, { eState: { line: 41 } });
+    atLine.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true, ctrlKey: true }));
+    expect(ctx.app.workspace.openLinkText).toHaveBeenLastCalledWith("Lang/CSharp", "", "tab", { eState: { line: 41 } });
+    atLine.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true, metaKey: true }));
+    expect(ctx.app.workspace.openLinkText).toHaveBeenLastCalledWith("Lang/CSharp", "", "tab", { eState: { line: 41 } });
+    atLine.dispatchEvent(new MouseEvent("auxclick", { bubbles: true, cancelable: true, button: 1 }));
+    expect(ctx.app.workspace.openLinkText).toHaveBeenLastCalledWith("Lang/CSharp", "", "tab", { eState: { line: 41 } });
+    noLine.click();
+    expect(ctx.app.workspace.openLinkText).toHaveBeenLastCalledWith("Lang/CSharp", "", false);
+
+    const over = new MouseEvent("mouseover", { bubbles: true });
+    atLine.dispatchEvent(over);
+    expect(ctx.app.workspace.trigger).toHaveBeenLastCalledWith("hover-link", {
+      event: over,
+      source: "vault-rag-ask",
+      hoverParent: ctx.view,
+      targetEl: atLine,
+      linktext: "Lang/CSharp",
+      sourcePath: "",
+      state: { scroll: 41 },
+    });
+  });
+
   it("rates an answer and saves it as a note, which then opens", async () => {
     const ctx = setup({ answersFolder: "UE" });
     await ctx.view.onOpen();

@@ -16,7 +16,6 @@ import {
   RelatedTracker,
   relatedItems,
   statusMessage,
-  wantsNewTab,
   wikilink,
 } from "../src/view/related";
 import { RelatedView } from "../src/view/relatedView";
@@ -95,11 +94,12 @@ describe("the list logic", () => {
     expect(statusMessage(parseRelated(ANSWER))).toBeNull();
   });
 
-  it("drags a wikilink; Ctrl or Cmd opens a new tab", () => {
+  it("drags a wikilink; each row opens at its passage's line", () => {
     expect(wikilink("Rendering/Nanite")).toBe("[[Rendering/Nanite]]");
-    expect(wantsNewTab({ ctrlKey: true, metaKey: false })).toBe(true);
-    expect(wantsNewTab({ ctrlKey: false, metaKey: true })).toBe(true);
-    expect(wantsNewTab({ ctrlKey: false, metaKey: false })).toBe(false);
+    expect(relatedItems(parseRelated(ANSWER)).map((item) => item.target)).toEqual([
+      { linktext: "Rendering/Nanite#Virtual geometry", notePath: "Rendering/Nanite", line: 11 },
+      { linktext: "Tools/Profiling", notePath: "Tools/Profiling", line: 0 },
+    ]);
   });
 });
 
@@ -159,6 +159,7 @@ interface Opened {
   linktext: string;
   source: string;
   newLeaf: unknown;
+  state?: unknown;
 }
 
 function setup(answer: (path: string) => { status: number; body: unknown }) {
@@ -176,6 +177,7 @@ function setup(answer: (path: string) => { status: number; body: unknown }) {
   let active: shim.TFile | null = new shim.TFile("Rendering/Lumen.md");
   const handlers = new Map<string, () => void>();
   const opened: Opened[] = [];
+  const hovers: { name: string; data: unknown }[] = [];
   const errors: unknown[] = [];
   const app = {
     workspace: {
@@ -184,9 +186,10 @@ function setup(answer: (path: string) => { status: number; body: unknown }) {
         handlers.set(name, callback);
         return { detach: () => handlers.delete(name) };
       },
-      openLinkText: async (linktext: string, source: string, newLeaf: unknown) => {
-        opened.push({ linktext, source, newLeaf });
+      openLinkText: async (linktext: string, source: string, newLeaf: unknown, ...state: unknown[]) => {
+        opened.push({ linktext, source, newLeaf, ...(state.length ? { state: state[0] } : {}) });
       },
+      trigger: (name: string, data: unknown) => hovers.push({ name, data }),
     },
     vault: { getAbstractFileByPath: (path: string) => new shim.TFile(path) },
     metadataCache: {
@@ -205,7 +208,7 @@ function setup(answer: (path: string) => { status: number; body: unknown }) {
     tick(RELATED_DEBOUNCE_MS);
     for (let i = 0; i < 5; i++) await flush();
   };
-  return { view, q, qa, requests, opened, errors, activate, settle, handlers };
+  return { view, q, qa, requests, opened, hovers, errors, activate, settle, handlers };
 }
 
 const views: RelatedView[] = [];
@@ -232,7 +235,7 @@ describe("RelatedView", () => {
     expect(ctx.q("related-status")?.hidden).toBe(true);
   });
 
-  it("opens on click, in a new tab with Ctrl or Cmd, and drags a wikilink", async () => {
+  it("opens at the passage's line on click, in a new tab with Ctrl or Cmd, previews on hover, drags a wikilink", async () => {
     const ctx = setup(() => ({ status: 200, body: ANSWER }));
     views.push(ctx.view);
     ctx.view.load();
@@ -242,10 +245,19 @@ describe("RelatedView", () => {
     first?.dispatchEvent(new MouseEvent("click", { bubbles: true }));
     second?.dispatchEvent(new MouseEvent("click", { bubbles: true, metaKey: true }));
     first?.dispatchEvent(new MouseEvent("click", { bubbles: true, ctrlKey: true }));
+    const source = "Rendering/Lumen.md";
     expect(ctx.opened).toEqual([
-      { linktext: "Rendering/Nanite#Virtual geometry", source: "Rendering/Lumen.md", newLeaf: false },
-      { linktext: "Tools/Profiling", source: "Rendering/Lumen.md", newLeaf: "tab" },
-      { linktext: "Rendering/Nanite#Virtual geometry", source: "Rendering/Lumen.md", newLeaf: "tab" },
+      { linktext: "Rendering/Nanite", source, newLeaf: false, state: { eState: { line: 11 } } },
+      { linktext: "Tools/Profiling", source, newLeaf: "tab", state: { eState: { line: 0 } } },
+      { linktext: "Rendering/Nanite", source, newLeaf: "tab", state: { eState: { line: 11 } } },
+    ]);
+    const enter = new MouseEvent("mouseenter");
+    first?.dispatchEvent(enter);
+    expect(ctx.hovers).toEqual([
+      {
+        name: "hover-link",
+        data: { event: enter, source: "vault-rag-related", hoverParent: ctx.view, targetEl: first, linktext: "Rendering/Nanite", sourcePath: source, state: { scroll: 11 } },
+      },
     ]);
     expect(first?.getAttribute("draggable")).toBe("true");
     const data = new Map<string, string>();

@@ -10,6 +10,8 @@
 import {
   Component,
   FileSystemAdapter,
+  type HoverParent,
+  type HoverPopover,
   ItemView,
   MarkdownRenderer,
   MarkdownView,
@@ -26,6 +28,7 @@ import type { Clock } from "../sync/timing";
 import { LastEditor } from "./editorTarget";
 import { HISTORY_PAGE } from "./history";
 import { AskPane } from "./pane";
+import { hoverNoteTarget, openNoteTarget } from "./workspaceLinks";
 
 export const VIEW_TYPE_ASK = "vault-rag-ask";
 
@@ -38,8 +41,10 @@ export interface AskViewHost {
   clock?: Clock;
 }
 
-export class AskView extends ItemView {
+export class AskView extends ItemView implements HoverParent {
   pane: AskPane | null = null;
+  /** Set by the Page preview plugin while it shows a citation's preview. */
+  hoverPopover: HoverPopover | null = null;
   /** A thread id from `setState` that arrived before the pane was built. */
   private pendingThread: string | null = null;
   /** Where "Insert at cursor" writes. */
@@ -97,7 +102,8 @@ export class AskView extends ItemView {
       ask: (request, signal) => client.ask(request, signal),
       feedback: (answerId, rating) => client.feedback(answerId, rating),
       promote: (answerId) => client.promote(answerId, { folder: this.host.settings().answersFolder || undefined }),
-      openNote: (linktext) => void this.app.workspace.openLinkText(linktext, "", false),
+      openNote: (target, event) => void openNoteTarget(this.app, target, event),
+      hoverNote: (target, event, el) => hoverNoteTarget(this.app, VIEW_TYPE_ASK, this, event, el, target),
       openSavedNote: (path) => this.openSavedNote(path),
       renderMarkdown: (markdown, el) => this.renderMarkdown(markdown, el),
       defaultMode: () => this.host.settings().answerMode,

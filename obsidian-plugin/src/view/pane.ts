@@ -34,6 +34,7 @@ import { type Clock, systemClock } from "../sync/timing";
 import { h, show } from "./dom";
 import { HistoryPanel } from "./history";
 import { StatusPanel, type StatusPanelDeps } from "./indexStatus";
+import type { NoteTarget } from "./noteTarget";
 import { type RenderMarkdown, type TurnActions, TurnView } from "./turn";
 
 export interface AskPaneDeps {
@@ -41,8 +42,11 @@ export interface AskPaneDeps {
   feedback(answerId: string, rating: 1 | -1): Promise<unknown>;
   /** Save the answer as a note; the new note's vault-relative path. */
   promote(answerId: string): Promise<string>;
-  /** `workspace.openLinkText(linktext, "")`. */
-  openNote(linktext: string): void;
+  /** Open a note at a citation or `[[link]]` (`workspace.openLinkText`, at the cited line when
+   * known; Ctrl/Cmd-click in a new tab). */
+  openNote(target: NoteTarget, event: MouseEvent | null): void;
+  /** The pointer is over a citation or link: the workspace's page preview (`hover-link`). */
+  hoverNote?(target: NoteTarget, event: MouseEvent, el: HTMLElement): void;
   /** Open a note the sidecar just wrote. */
   openSavedNote(path: string): Promise<void> | void;
   renderMarkdown: RenderMarkdown;
@@ -364,7 +368,8 @@ export class AskPane {
         throw error;
       });
     return {
-      openNote: (linktext) => this.deps.openNote(linktext),
+      openNote: (target, event) => this.deps.openNote(target, event),
+      hoverNote: (target, event, el) => this.deps.hoverNote?.(target, event, el),
       feedback: (answerId, rating) => report(this.deps.feedback(answerId, rating)),
       promote: (answerId) => report(this.deps.promote(answerId)),
       openSavedNote: (path) => this.deps.openSavedNote(path),

@@ -6,6 +6,7 @@
  */
 import type { RelatedNotes } from "../client";
 import { type Clock, systemClock } from "../sync/timing";
+import { type NoteTarget, noteTarget } from "./noteTarget";
 
 /** Quiet time after `active-leaf-change` before asking the sidecar. */
 export const RELATED_DEBOUNCE_MS = 400;
@@ -24,6 +25,8 @@ export interface RelatedItem {
   linked: boolean;
   /** What `openLinkText` opens: the note at the matching heading. */
   linktext: string;
+  /** The matching passage: its heading and first line (a click opens there, a hover previews it). */
+  target: NoteTarget;
 }
 
 export function noteName(path: string): string {
@@ -33,7 +36,7 @@ export function noteName(path: string): string {
 export function relatedItems(result: RelatedNotes): RelatedItem[] {
   return result.related.map((note) => {
     const parts = note.heading_path.split(HEADING_SEPARATOR);
-    const target = note.note_path.replace(/\.md$/i, "");
+    const target = noteTarget(note.note_path, note.anchor, note.line_start);
     return {
       path: note.note_path,
       name: noteName(note.note_path),
@@ -41,7 +44,8 @@ export function relatedItems(result: RelatedNotes): RelatedItem[] {
       snippet: note.snippet,
       score: note.score,
       linked: note.linked,
-      linktext: note.anchor ? `${target}#${note.anchor}` : target,
+      linktext: target.linktext,
+      target,
     };
   });
 }
@@ -56,11 +60,6 @@ export function statusMessage(result: RelatedNotes): string | null {
 /** The wikilink a drag into an editor inserts; `linktext` as `fileToLinktext` gives it. */
 export function wikilink(linktext: string): string {
   return `[[${linktext}]]`;
-}
-
-/** Ctrl-click (Cmd-click on macOS) opens in a new tab, as elsewhere in Obsidian. */
-export function wantsNewTab(event: { ctrlKey: boolean; metaKey: boolean }): boolean {
-  return event.ctrlKey || event.metaKey;
 }
 
 export type RelatedState =

@@ -2,13 +2,14 @@
  * "Related notes": for the active note, the notes whose passages are closest to it
  * (`GET /v1/related`, from vectors the sidecar already holds). Follows `active-leaf-change`
  * through `RelatedTracker` (debounced); a row shows the note's name, the matching heading, a
- * snippet and a mark when the note already links to it. Click opens the note at that heading
- * (Ctrl/Cmd-click in a new tab); dragging a row into an editor inserts a `[[link]]`.
+ * snippet and a mark when the note already links to it. Click opens the note at the matching
+ * passage's line (Ctrl/Cmd-click in a new tab), hovering previews it (Page preview), dragging a
+ * row into an editor inserts a `[[link]]`.
  *
  * Stable `data-testid`s: related, related-title, related-refresh, related-status, related-list,
  * related-item, related-name, related-linked, related-heading, related-snippet.
  */
-import { ItemView, TFile, type WorkspaceLeaf } from "obsidian";
+import { type HoverParent, type HoverPopover, ItemView, TFile, type WorkspaceLeaf } from "obsidian";
 
 import type { SidecarClient } from "../client";
 import type { Clock } from "../sync/timing";
@@ -22,9 +23,9 @@ import {
   RelatedTracker,
   relatedItems,
   statusMessage,
-  wantsNewTab,
   wikilink,
 } from "./related";
+import { hoverNoteTarget, openNoteTarget } from "./workspaceLinks";
 
 export const VIEW_TYPE_RELATED = "vault-rag-related";
 
@@ -36,8 +37,10 @@ export interface RelatedViewHost {
   clock?: Clock;
 }
 
-export class RelatedView extends ItemView {
+export class RelatedView extends ItemView implements HoverParent {
   tracker: RelatedTracker | null = null;
+  /** Set by the Page preview plugin while it shows a row's preview. */
+  hoverPopover: HoverPopover | null = null;
   private titleEl: HTMLElement | null = null;
   private statusEl: HTMLElement | null = null;
   private listEl: HTMLElement | null = null;
@@ -134,9 +137,10 @@ export class RelatedView extends ItemView {
     }
     if (item.heading) h(row, "div", { cls: "vault-rag-related-heading", testid: "related-heading", text: item.heading });
     h(row, "div", { cls: "vault-rag-related-snippet", testid: "related-snippet", text: item.snippet });
-    row.addEventListener("click", (event) => {
-      void this.app.workspace.openLinkText(item.linktext, this.sourcePath, wantsNewTab(event) ? "tab" : false);
-    });
+    row.addEventListener("click", (event) => void openNoteTarget(this.app, item.target, event, this.sourcePath));
+    row.addEventListener("mouseenter", (event) =>
+      hoverNoteTarget(this.app, VIEW_TYPE_RELATED, this, event, row, item.target, this.sourcePath),
+    );
     row.addEventListener("dragstart", (event) => {
       event.dataTransfer?.setData("text/plain", wikilink(this.linktextFor(item)));
     });

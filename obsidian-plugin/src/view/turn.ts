@@ -7,6 +7,7 @@
 import type { AskEvent, Citation } from "../client";
 import type { Clock } from "../sync/timing";
 import { clear, h, show } from "./dom";
+import { linkTarget, type NoteTarget, noteTarget } from "./noteTarget";
 import { describeDone, describeProgress, type ProgressContext } from "./progress";
 import { neutralizeRemoteImages } from "./safeMarkdown";
 
@@ -14,7 +15,10 @@ import { neutralizeRemoteImages } from "./safeMarkdown";
 export type RenderMarkdown = (markdown: string, el: HTMLElement) => Promise<() => void>;
 
 export interface TurnActions {
-  openNote(linktext: string): void;
+  /** Open a cited note (at the cited line when known); `event` tells a new tab (Ctrl/Cmd-click). */
+  openNote(target: NoteTarget, event: MouseEvent | null): void;
+  /** The pointer is over a link to `target`: Obsidian's page preview may show it. */
+  hoverNote?(target: NoteTarget, event: MouseEvent, el: HTMLElement): void;
   feedback(answerId: string, rating: 1 | -1): Promise<unknown>;
   promote(answerId: string): Promise<string>;
   openSavedNote(path: string): Promise<void> | void;
@@ -36,10 +40,15 @@ export interface TurnOptions {
   renderIntervalMs: number;
 }
 
-/** The link text `openLinkText` gets for a vault citation: `Folder/Note#Heading`. */
+/** Where a vault citation points: `Folder/Note#Heading` (a heading with `#` made safe) and the
+ * cited line. */
+export function citationTarget(citation: Extract<Citation, { kind: "vault" }>): NoteTarget {
+  return noteTarget(citation.note_path, citation.anchor, citation.line_start);
+}
+
+/** The link text `openLinkText` gets for a vault citation without a line: `Folder/Note#Heading`. */
 export function citationLinktext(citation: Extract<Citation, { kind: "vault" }>): string {
-  const note = citation.note_path.replace(/\.md$/i, "");
-  return citation.anchor ? `${note}#${citation.anchor}` : note;
+  return citationTarget(citation).linktext;
 }
 
 export class TurnView {
@@ -112,13 +121,22 @@ export class TurnView {
     this.up.addEventListener("click", () => void this.rate(1));
     this.down.addEventListener("click", () => void this.rate(-1));
     this.save.addEventListener("click", () => void this.saveAsNote());
-    // [[links]] in the rendered answer open like citations do.
-    this.answerEl.addEventListener("click", (event) => {
+    // [[links]] in the rendered answer open (and preview) like citations do.
+    const answerLink = (event: Event): { el: HTMLElement; target: NoteTarget } | null => {
       const link = (event.target as Element | null)?.closest?.("a.internal-link");
+      if (!link) return null;
+      const linktext = link.getAttribute("data-href") ?? link.getAttribute("href") ?? link.textContent ?? "";
+      return linktext ? { el: link as HTMLElement, target: linkTarget(linktext) } : null;
+    };
+    this.answerEl.addEventListener("click", (event) => {
+      const link = answerLink(event);
       if (!link) return;
       event.preventDefault();
-      const target = link.getAttribute("data-href") ?? link.getAttribute("href") ?? link.textContent ?? "";
-      if (target) options.actions.openNote(target);
+      options.actions.openNote(link.target, event);
+    });
+    this.answerEl.addEventListener("mouseover", (event) => {
+      const link = answerLink(event);
+      if (link) options.actions.hoverNote?.(link.target, event, link.el);
     });
   }
 
@@ -258,19 +276,33 @@ export class TurnView {
         });
         continue;
       }
-      const linktext = citationLinktext(citation);
+      const target = citationTarget(citation);
       const name = citation.note_path.replace(/\.md$/i, "").split("/").pop() ?? citation.note_path;
       const heading = citation.anchor || citation.heading.split(" > ").pop() || "";
+      const where = target.line === null ? "" : `, line ${target.line + 1}`;
       const link = h(item, "a", {
         cls: "internal-link",
         text: heading ? `${name} › ${heading}` : name,
         testid: "citation",
-        attrs: { href: "#", "data-href": linktext, "data-kind": "vault", title: linktext },
+        attrs: {
+          href: "#",
+          "data-href": target.linktext,
+          "data-kind": "vault",
+          ...(target.line === null ? {} : { "data-line": String(target.line + 1) }),
+          title: `${target.linktext}${where}`,
+        },
       });
       link.addEventListener("click", (event) => {
         event.preventDefault();
-        this.options.actions.openNote(linktext);
+        this.options.actions.openNote(target, event);
       });
+      // Middle-click opens a new tab too (Keymap.isModEvent says "tab" for it).
+      link.addEventListener("auxclick", (event) => {
+        if (event.button !== 1) return;
+        event.preventDefault();
+        this.options.actions.openNote(target, event);
+      });
+      link.addEventListener("mouseover", (event) => this.options.actions.hoverNote?.(target, event, link));
     }
     show(this.citationsEl, true);
   }

@@ -343,6 +343,7 @@ export class Plugin extends Component {
   readonly ribbonIcons: { icon: string; title: string; callback: () => unknown }[] = [];
   readonly statusBarItems: unknown[] = [];
   readonly events: unknown[] = [];
+  readonly hoverLinkSources = new Map<string, { display: string; defaultMod: boolean }>();
   /** What `saveData` wrote last; `loadData` returns it. */
   data: unknown = null;
 
@@ -355,6 +356,10 @@ export class Plugin extends Component {
 
   registerView(type: string, creator: (leaf: WorkspaceLeaf) => unknown): void {
     this.views.set(type, creator);
+  }
+
+  registerHoverLinkSource(id: string, info: { display: string; defaultMod: boolean }): void {
+    this.hoverLinkSources.set(id, info);
   }
 
   addRibbonIcon(icon: string, title: string, callback: () => unknown): unknown {
@@ -483,4 +488,21 @@ export function requireApiVersion(version: string): boolean {
     if (d !== 0) return d > 0;
   }
   return true;
+}
+
+/**
+ * Obsidian's `Keymap.isModEvent`: what kind of new leaf a click asks for. Mod is Ctrl or Cmd
+ * (either here; the app picks one per platform): Mod → "tab", Mod+Alt → "split",
+ * Mod+Alt+Shift → "window"; a middle click → "tab"; otherwise false.
+ */
+export class Keymap {
+  static isModEvent(event?: MouseEvent | KeyboardEvent | null): "tab" | "split" | "window" | boolean {
+    if (!event) return false;
+    const mod = event.ctrlKey || event.metaKey;
+    if (mod && event.altKey && event.shiftKey) return "window";
+    if (mod && event.altKey) return "split";
+    if (mod) return "tab";
+    if ("button" in event && event.button === 1) return "tab";
+    return false;
+  }
 }

@@ -24,9 +24,23 @@ import { SidecarClient } from "../../src/client";
 import { DEFAULT_SETTINGS, normalizeFolder, normalizeSidecarUrl, type VaultRagSettings } from "../../src/settings";
 import { AskView } from "../../src/view/askView";
 
+/** One `openLinkText` call: the link, the new-leaf kind (Ctrl/Cmd-click: "tab") and the line of `eState`. */
+interface OpenedLink {
+  linktext: string;
+  newLeaf: unknown;
+  line: number | null;
+}
+
 declare global {
   interface Window {
-    vaultRag?: { view: AskView; client: SidecarClient; opened: string[]; errors: string[] };
+    vaultRag?: {
+      view: AskView;
+      client: SidecarClient;
+      opened: string[];
+      links: OpenedLink[];
+      hovers: { source: string; linktext: string; scroll: number | null }[];
+      errors: string[];
+    };
   }
 }
 
@@ -54,6 +68,8 @@ async function main(): Promise<void> {
   // One saved layout per sidecar: a page on another sidecar does not resume this one's thread.
   const LAYOUT_KEY = `vault-rag-e2e-layout:${settings.sidecarUrl}`;
   const opened: string[] = [];
+  const links: OpenedLink[] = [];
+  const hovers: { source: string; linktext: string; scroll: number | null }[] = [];
   const errors: string[] = [];
   const openedList = document.querySelector('[data-testid="opened-links"]');
   const record = (what: string) => {
@@ -64,7 +80,15 @@ async function main(): Promise<void> {
   };
   const app = {
     workspace: {
-      openLinkText: async (linktext: string) => record(linktext),
+      openLinkText: async (linktext: string, _source: string, newLeaf?: unknown, state?: { eState?: { line?: number } }) => {
+        const line = typeof state?.eState?.line === "number" ? state.eState.line : null;
+        links.push({ linktext, newLeaf: newLeaf ?? false, line });
+        record(line === null ? linktext : `${linktext} (line ${line + 1})`);
+      },
+      // The Page preview plugin's event: recorded.
+      trigger: (name: string, data: { source: string; linktext: string; state?: { scroll?: number } }) => {
+        if (name === "hover-link") hovers.push({ source: data.source, linktext: data.linktext, scroll: data.state?.scroll ?? null });
+      },
       getLeaf: () => ({ openFile: async (file: { path: string }) => record(`file:${file.path}`) }),
       requestSaveLayout: () => window.localStorage.setItem(LAYOUT_KEY, JSON.stringify(view.getState())),
       on: () => ({}), // no other leaf ever becomes active on this page
@@ -97,7 +121,7 @@ async function main(): Promise<void> {
   await view.onOpen();
   const saved = window.localStorage.getItem(LAYOUT_KEY);
   if (saved !== null) await view.setState(JSON.parse(saved) as unknown, { history: false });
-  window.vaultRag = { view, client, opened, errors };
+  window.vaultRag = { view, client, opened, links, hovers, errors };
   document.body.dataset.ready = "true";
   // `&ask=question`: ask at once (for a headless run without a driver).
   const question = params.get("ask");

@@ -7,7 +7,8 @@
  * `python -m vault_rag serve` on 127.0.0.1 over a copy of the bundled sample vault, with no
  * language model (the graph's extractive answer) and that page origin allowed by CORS. The test
  * asks a Chinese question, checks the progress line, the streamed answer and the citations in
- * the DOM, clicks a citation, 👍 and "Save as note", and checks the note written into the vault
+ * the DOM, clicks a citation (opened at its line; Ctrl-click: a new tab; hover: a preview), 👍 and
+ * "Save as note", and checks the note written into the vault
  * copy. Then the page is reloaded: the conversation comes back from the view state, a new chat
  * asks another question, the history list shows both (`test-output/e2e/history.png`, the picture
  * in docs/images/) and resumes the first; "Insert" writes the answer at the caret of the page's
@@ -264,11 +265,24 @@ if (env.skipReason && !required) {
       const expected = hrefs.find((href) => href.startsWith(`${EXPECTED_NOTE}#`));
       expect(expected, `citations: ${JSON.stringify(hrefs)}`).toBeDefined();
 
-      // Clicking a citation opens the note at its heading (recorded instead of Obsidian's openLinkText).
+      // Clicking a citation opens the note at the cited line (`eState: { line }`, recorded instead
+      // of Obsidian's openLinkText); that line lies in the cited heading's section of the note.
       // (Two passages under one heading are two citations with the same link: click the first.)
-      await turn.locator(`${sel("citation")}[data-href="${expected}"]`).first().click();
-      await expect.poll(() => p.evaluate("window.vaultRag.opened")).toContain(expected);
-      await expect.poll(() => p.locator(`${sel("opened-links")} li`).allTextContents()).toContain(expected);
+      const link = turn.locator(`${sel("citation")}[data-href="${expected}"]`).first();
+      const line = Number(await link.getAttribute("data-line"));
+      expect(line, "the citation carries its line").toBeGreaterThan(0);
+      await link.click();
+      const note = expected!.split("#", 1)[0]!;
+      await expect.poll(() => p.evaluate("window.vaultRag.links")).toContainEqual({ linktext: note, newLeaf: false, line: line - 1 });
+      await expect.poll(() => p.locator(`${sel("opened-links")} li`).allTextContents()).toContain(`${note} (line ${line})`);
+      const lines = (await readFile(path.join(sidecar!.vault, `${note}.md`), "utf8")).split("\n");
+      const headingAbove = lines.slice(0, line).reverse().find((text) => /^#{1,6}[ \t]/.test(text)) ?? "";
+      expect(headingAbove.replace(/^#{1,6}[ \t]+|[ \t#]*$/g, ""), `the heading above line ${line} of ${note}.md`).toBe(expected!.split("#")[1]);
+      // Ctrl-click: a new tab; hovering: the Page preview's hover-link, scrolled to the line.
+      await link.click({ modifiers: ["Control"] });
+      await expect.poll(() => p.evaluate("window.vaultRag.links.at(-1)")).toEqual({ linktext: note, newLeaf: "tab", line: line - 1 });
+      await link.hover();
+      await expect.poll(() => p.evaluate("window.vaultRag.hovers")).toContainEqual({ source: "vault-rag-ask", linktext: note, scroll: line - 1 });
 
       expect(await p.evaluate("window.vaultRag.errors")).toEqual([]);
       expect(pageErrors).toEqual([]);

@@ -142,6 +142,8 @@ export function setup(settings: Partial<VaultRagSettings> = {}, threads: StoredT
   const app = {
     workspace: {
       openLinkText: vi.fn(async () => undefined),
+      /** `hover-link` and other workspace events the view triggers. */
+      trigger: vi.fn(),
       getLeaf: vi.fn(() => ({ openFile })),
       requestSaveLayout: vi.fn(),
       on: vi.fn((name: string, callback: (leaf: unknown) => void) => {

@@ -12,15 +12,27 @@ from vault_rag.graph.web import WebPage
 from vault_rag.retrieval.hybrid import SearchResult
 
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]|]+?)(?:\|[^\[\]]*)?\]\]")
+# In a link's subpath `#` starts a nested heading, `|` the alias, `^` a block id and `[` `]` end
+# the link; Obsidian compares headings with these read as spaces, so the link still finds them.
+_SUBPATH_BREAKERS = re.compile(r"[#|^\[\]]")
+_SPACES = re.compile(r"\s+")
 
 
 def note_link_target(note_path: str) -> str:
     return note_path[:-3] if note_path.lower().endswith(".md") else note_path
 
 
+def link_subpath(anchor: str) -> str:
+    """A heading as a link subpath (`C# interop` → `C interop`); a `^block` id as it is."""
+    if anchor.startswith("^"):
+        return anchor
+    return _SPACES.sub(" ", _SUBPATH_BREAKERS.sub(" ", anchor)).strip()
+
+
 def vault_cite(note_path: str, anchor: str) -> str:
     target = note_link_target(note_path)
-    return f"[[{target}#{anchor}]]" if anchor else f"[[{target}]]"
+    subpath = link_subpath(anchor)
+    return f"[[{target}#{subpath}]]" if subpath else f"[[{target}]]"
 
 
 def doc_from_result(result: SearchResult, aspect: int) -> Doc:
@@ -138,6 +150,7 @@ def _first_citation(answer: str, doc: Doc) -> int | None:
     full = note_link_target(doc["note_path"]).casefold()
     name = full.rsplit("/", 1)[-1]
     anchor = (doc.get("anchor") or "").casefold()
+    linked = link_subpath(anchor)  # how `vault_cite` wrote a heading with `#` in it
     for match in _WIKILINK_RE.finditer(answer):
         target, _, heading = match.group(1).strip().partition("#")
         target = target.strip().casefold()
@@ -147,7 +160,7 @@ def _first_citation(answer: str, doc: Doc) -> int | None:
             continue
         # `[[note#A#B]]` names a heading path: compare its last part to the anchor.
         last = heading.split("#")[-1].strip().casefold()
-        if not last or not anchor or last == anchor:
+        if not last or not anchor or last in (anchor, linked):
             return match.start()
     return None
 
