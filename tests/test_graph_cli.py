@@ -107,6 +107,25 @@ def test_ask_indexes_a_new_vault_first_and_notes_a_missing_web_key(tiny_vault, t
     assert "FTimerHandle" in payload["answer"]
 
 
+def test_ask_about_a_note_prefers_it_and_says_so(tiny_vault, tmp_path):
+    (tiny_vault / "Notes").mkdir()
+    (tiny_vault / "Notes" / "Delays.md").write_text(
+        "# Delays\n\nA latent Delay node waits, then runs the rest of the graph once.\n",
+        encoding="utf-8",
+    )
+    data = ["--vault", str(tiny_vault), "--data-dir", str(tmp_path / "data")]
+    args = ["ask", "How do I clear a timer?", *data, "--json"]
+    plain = json.loads(runner.invoke(app, args).stdout)
+    assert plain["citations"][0]["note_path"] == "Timers.md" and plain["focus"] is None
+    result = runner.invoke(app, [*args, "--about", "Delays"])  # a name, as a link resolves it
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["citations"][0]["note_path"] == "Notes/Delays.md"
+    assert payload["focus"]["path"] == "Notes/Delays.md" and payload["focus"]["cited"] >= 1
+    missing = runner.invoke(app, [*args, "--about", "Nowhere"])
+    assert missing.exit_code == 2 and "no indexed note 'Nowhere'" in missing.output
+
+
 def test_check_typos_reports_only_real_suspects_and_never_edits(tiny_vault, tmp_path, monkeypatch):
     before = (tiny_vault / "Timers.md").read_bytes()
     with FakeOpenAIServer() as server:

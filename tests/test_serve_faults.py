@@ -107,6 +107,52 @@ class Serve:
         return self.log.read_text()
 
 
+def test_with_the_handshake_serve_tells_its_parent_the_url_and_token(setup):
+    """What the plugin's zero-setup start relies on: started with VAULT_RAG_HANDSHAKE=1, the
+    sidecar prints one handshake line on stdout once the port is bound; its token is the one
+    `vault-rag token` prints and the API accepts. Without it, no such line."""
+    import json
+
+    env, vault, data = setup
+    port = free_port()
+    proc = subprocess.Popen(
+        [*cli("serve", vault, data), "--port", str(port)],
+        env={**env, "VAULT_RAG_HANDSHAKE": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:  # the token of a first start, then the handshake
+            lines.append(line)
+            if line.startswith("vault-rag-handshake "):
+                break
+        handshake = json.loads(lines[-1].removeprefix("vault-rag-handshake "))
+        assert handshake["url"] == f"http://127.0.0.1:{port}" and handshake["version"]
+        token = subprocess.run(
+            cli("token", vault, data), env=env, check=True, capture_output=True, text=True
+        ).stdout.strip()
+        assert handshake["token"] == token
+
+        def healthy() -> bool:
+            try:
+                return httpx.get(f"{handshake['url']}/v1/health", timeout=2).is_success
+            except httpx.HTTPError:
+                return False
+
+        wait_until(healthy, 180, interval=0.2)
+        headers = {"Authorization": f"Bearer {handshake['token']}"}
+        assert httpx.get(f"{handshake['url']}/v1/status", headers=headers).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    served = Serve(env, vault, data, log_level="warning")  # no handshake unless asked
+    log = served.stop()
+    assert "vault-rag-handshake" not in log
+
+
 def ask(client: httpx.Client, question: str, thread_id: str | None = None) -> dict:
     body = {"question": question, **({"thread_id": thread_id} if thread_id else {})}
     with client.stream("POST", "/v1/ask", json=body) as response:

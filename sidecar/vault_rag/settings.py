@@ -79,6 +79,9 @@ class Settings(BaseSettings):
     rrf_k: int = 10
     # Weight of the note-centroid list in the fusion (0: off); index/note_vectors.py says why
     note_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Asking about a note (`POST /v1/ask` `note`): its passages' scores × (1 + w), its linked
+    # notes' × (1 + w/2), bounded (retrieval/focus.py)
+    focus_boost: float = Field(default=0.3, ge=0.0, le=0.5)
 
     # --- Answering (graph/, `vault-rag ask`): chat model, web search, grading ------------------
     # No `llm_model` means no language model: the graph answers deterministically (extractive).

@@ -273,6 +273,28 @@ export interface components {
             /** Failed */
             failed: number;
         };
+        /**
+         * AskNote
+         * @description The note a question is about (the plugin's "Ask about this note"): retrieval prefers it
+         *     and its linked notes, and `final.focus` says what the answer took from it.
+         */
+        AskNote: {
+            /**
+             * Path
+             * @description Vault-relative path with forward slashes, e.g. `Rendering/Lumen.md`. Absolute paths and `..` are refused with 400.
+             */
+            path: string;
+            /**
+             * Selection
+             * @description Text selected in the note: searched as one more query
+             */
+            selection?: string | null;
+            /**
+             * Links
+             * @description Notes it links to and that link to it (Obsidian's resolved links), preferred too; the sidecar adds the links it finds in the note's own text
+             */
+            links?: string[];
+        };
         /** AskRequest */
         AskRequest: {
             /** Question */
@@ -287,6 +309,8 @@ export interface components {
              * @description strict: the vault only; hybrid: the web too (default: settings)
              */
             mode?: ("strict" | "hybrid") | null;
+            /** @description Ask about this note (and its selection) */
+            note?: components["schemas"]["AskNote"] | null;
         };
         /** ExcludeState */
         ExcludeState: {
@@ -936,6 +960,42 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
+        /**
+         * FocusInfo
+         * @description `final.focus`: the note the question was asked about, and what the answer took from it.
+         */
+        FocusInfo: {
+            /**
+             * Path
+             * @description The note, vault-relative
+             */
+            path: string;
+            /**
+             * Indexed
+             * @description The index has it; when false nothing could prefer it
+             */
+            indexed: boolean;
+            /**
+             * Linked
+             * @description Its linked notes (both directions) preferred too
+             */
+            linked: number;
+            /**
+             * Selection
+             * @description The selection was searched as one more query
+             */
+            selection: boolean;
+            /**
+             * Cited
+             * @description Citations from the note itself
+             */
+            cited: number;
+            /**
+             * Cited Linked
+             * @description Citations from its linked notes
+             */
+            cited_linked: number;
+        };
         /** Usage */
         Usage: {
             /** Llm Calls */
@@ -1004,6 +1064,11 @@ export interface components {
              * @description The steps that ran, in order
              */
             nodes?: string[];
+            /**
+             * @description Asked about a note (`AskRequest.note`): that note and its use
+             * @default null
+             */
+            focus?: components["schemas"]["FocusInfo"] | null;
         } & {
             [key: string]: unknown;
         };

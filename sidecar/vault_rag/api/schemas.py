@@ -295,6 +295,22 @@ class RelatedResponse(BaseModel):
 
 
 # -- ask ---------------------------------------------------------------------------------------
+class AskNote(ApiModel):
+    """The note a question is about (the plugin's "Ask about this note"): retrieval prefers it
+    and its linked notes, and `final.focus` says what the answer took from it."""
+
+    path: NotePath
+    selection: Annotated[str, Field(max_length=20_000), AfterValidator(_encodable)] | None = Field(
+        None, description="Text selected in the note: searched as one more query"
+    )
+    links: list[NotePath] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="Notes it links to and that link to it (Obsidian's resolved links), "
+        "preferred too; the sidecar adds the links it finds in the note's own text",
+    )
+
+
 class AskRequest(ApiModel):
     question: Annotated[str, Field(min_length=1, max_length=4000), AfterValidator(_encodable)]
     thread_id: ThreadId | None = Field(
@@ -303,6 +319,7 @@ class AskRequest(ApiModel):
     mode: Literal["strict", "hybrid"] | None = Field(
         None, description="strict: the vault only; hybrid: the web too (default: settings)"
     )
+    note: AskNote | None = Field(None, description="Ask about this note (and its selection)")
 
 
 # -- excluded folders --------------------------------------------------------------------------

@@ -53,8 +53,29 @@ def _print_citations(citations: list[dict[str, Any]]) -> None:
             out.print(f"  {where}  (lines {c['line_start']}–{c['line_end']})", highlight=False)
 
 
+def _about(index: VaultIndex, note: str, selection: str | None) -> dict[str, Any]:
+    """`--about NOTE`: a vault-relative path (with or without .md) or a note name, as a link
+    would resolve it among the indexed notes."""
+    from vault_rag.vault.links import NoteIndex
+    from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
+
+    try:
+        candidate = normalize_rel_path(note)
+    except UnsafePathError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--about") from exc
+    found = NoteIndex(index.manifest.notes()).resolve(candidate, "")
+    if found is None:
+        raise typer.BadParameter(f"no indexed note {note!r}", param_hint="--about")
+    return {"path": found, "selection": selection or "", "links": []}
+
+
 async def _ask(
-    question: str, settings: Settings, index: VaultIndex, thread: str | None, as_json: bool
+    question: str,
+    settings: Settings,
+    index: VaultIndex,
+    thread: str | None,
+    as_json: bool,
+    note: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any] | None, str | None]:
     from vault_rag.graph.config import Resources
     from vault_rag.graph.run import open_checkpointer, run_question
@@ -64,7 +85,8 @@ async def _ask(
     streamed = False
     progress_visible = not as_json and sys.stderr.isatty()
     async with open_checkpointer(index.data_dir) as saver:
-        async for event in run_question(question, resources, checkpointer=saver, thread_id=thread):
+        answers = run_question(question, resources, checkpointer=saver, thread_id=thread, note=note)
+        async for event in answers:
             if event.event == "error":
                 return None, event.data["message"]
             if event.event == "delta" and not as_json:
@@ -99,6 +121,17 @@ def ask(
             "--mode", help="strict: the vault only; hybrid: the web too (needs a Tavily key)."
         ),
     ] = None,
+    about: Annotated[
+        str | None,
+        typer.Option(
+            "--about",
+            help="Ask about this note (path or name): its passages and linked notes come first.",
+        ),
+    ] = None,
+    selection: Annotated[
+        str | None,
+        typer.Option("--selection", help="With --about: text of that note to search as well."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question from the vault, citing the notes. Indexes new and changed notes first.
@@ -111,7 +144,8 @@ def ask(
         return
     try:
         note = _refresh_index(settings, index, quiet=as_json)
-        final, error = asyncio.run(_ask(question, settings, index, thread, as_json))
+        focus = _about(index, about, selection) if about else None
+        final, error = asyncio.run(_ask(question, settings, index, thread, as_json, focus))
     except (ModelMismatchError, EmbeddingError) as exc:
         fail(str(exc))
         return
@@ -126,6 +160,13 @@ def ask(
         sys.stdout.write(json.dumps(final, ensure_ascii=False, indent=2) + "\n")
         return
     sys.stdout.write("\n")
+    if final.get("focus"):
+        f = final["focus"]
+        err.print(
+            f"[dim]about {f['path']}: {f['cited']} of the sources from it, "
+            f"{f['cited_linked']} from its {f['linked']} linked notes[/]",
+            highlight=False,
+        )
     _print_citations(final["citations"])
     for line in final["notes"]:
         err.print(f"[yellow]note:[/] {line}", highlight=False)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
+import sys
 from typing import Annotated
 
 import typer
@@ -24,6 +26,16 @@ def serve(
     log_level: Annotated[
         str, typer.Option("--log-level", help="uvicorn log level: warning, info, debug.")
     ] = "info",
+    handshake: Annotated[
+        bool,
+        typer.Option(
+            "--handshake",
+            envvar="VAULT_RAG_HANDSHAKE",
+            help="Print one line `vault-rag-handshake {url, token, version}` on stdout once "
+            "the port is bound: how the Obsidian plugin, which starts the sidecar with "
+            "VAULT_RAG_HANDSHAKE=1, gets the token without anyone pasting it.",
+        ),
+    ] = False,
 ) -> None:
     """Run the sidecar for the Obsidian plugin: the HTTP API on 127.0.0.1, the vault watcher
     and the answer graph, on the same index and settings as the other commands."""
@@ -63,6 +75,8 @@ def serve(
             highlight=False,
         )
         out.print(token, highlight=False, soft_wrap=True)
+    if handshake:  # for the process that started this one (it reads our stdout), nobody else
+        print_handshake(f"http://{HOST}:{settings.server_port}", token)
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     err.print(
         f"[dim]vault {settings.vault} · index {data} · http://{HOST}:{settings.server_port}[/]",
@@ -83,6 +97,18 @@ def serve(
         fail(str(exc))
     if not server.started:
         fail("the server did not start (see the messages above)")
+
+
+HANDSHAKE_PREFIX = "vault-rag-handshake "
+
+
+def print_handshake(url: str, token: str) -> None:
+    """The handshake line: the parent process learns where the sidecar listens and its token."""
+    from vault_rag import __version__
+
+    data = {"url": url, "token": token, "version": __version__}
+    sys.stdout.write(HANDSHAKE_PREFIX + json.dumps(data) + "\n")
+    sys.stdout.flush()
 
 
 PORT_IN_USE_EXIT = 4  # distinct from 1 (other errors) so scripts can tell

@@ -69,6 +69,17 @@ class Usage(BaseModel):
     repair_retries: int
 
 
+class FocusInfo(BaseModel):
+    """`final.focus`: the note the question was asked about, and what the answer took from it."""
+
+    path: str = Field(description="The note, vault-relative")
+    indexed: bool = Field(description="The index has it; when false nothing could prefer it")
+    linked: int = Field(description="Its linked notes (both directions) preferred too")
+    selection: bool = Field(description="The selection was searched as one more query")
+    cited: int = Field(description="Citations from the note itself")
+    cited_linked: int = Field(description="Citations from its linked notes")
+
+
 class FinalEvent(StreamEvent):
     """`event: final` — the whole result, last (`vault-rag ask --json` prints the same)."""
 
@@ -88,6 +99,9 @@ class FinalEvent(StreamEvent):
     repair_retries: int = 0
     mode: str = "strict"
     nodes: list[str] = Field(default_factory=list, description="The steps that ran, in order")
+    focus: FocusInfo | None = Field(
+        None, description="Asked about a note (`AskRequest.note`): that note and its use"
+    )
 
 
 class ErrorEvent(StreamEvent):

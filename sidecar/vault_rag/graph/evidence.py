@@ -16,21 +16,26 @@ from typing import Literal
 from vault_rag.graph.calibration import LEXICAL, calibration_for
 from vault_rag.graph.config import Configuration, Resources
 from vault_rag.graph.sources import note_link_target
+from vault_rag.retrieval.focus import NoteFocus
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
 from vault_rag.retrieval.hybrid import search_options as build_search_options
 
 Strength = Literal["strong", "some", "weak"]
 
 
-def search_options(configuration: Configuration, resources: Resources) -> SearchOptions:
-    """The vault search every node runs: the run's k, cap and fusion, plus the feedback prior,
-    built by the one builder every search path uses (`retrieval.hybrid.search_options`)."""
+def search_options(
+    configuration: Configuration, resources: Resources, focus: NoteFocus | None = None
+) -> SearchOptions:
+    """The vault search every node runs: the run's k, cap and fusion, plus the feedback prior
+    (and the turn's note `focus`, when it is asked about one), built by the one builder every
+    search path uses (`retrieval.hybrid.search_options`)."""
     return build_search_options(
         resources.settings,
         prior=resources.prior,
         k=configuration.top_k,
         per_note_cap=configuration.per_note_cap,
         rrf_k=configuration.rrf_k,
+        focus=focus,
     )
 
 
@@ -68,10 +73,13 @@ def strength_of(dense: float | None, lexical: float | None, weak: float, strong:
 
 
 async def question_evidence(
-    question: str, configuration: Configuration, resources: Resources
+    question: str,
+    configuration: Configuration,
+    resources: Resources,
+    focus: NoteFocus | None = None,
 ) -> Evidence:
     """Search the vault for the question as asked and rate the best hits."""
-    options = search_options(configuration, resources)
+    options = search_options(configuration, resources, focus)
     hits = await asyncio.to_thread(hybrid_search, resources.index, question, options)
     dense = max((h.dense_score or 0.0 for h in hits), default=0.0)
     lexical = max((h.lexical_score or 0.0 for h in hits), default=0.0)

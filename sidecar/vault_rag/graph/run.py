@@ -20,7 +20,7 @@ the next turn clears whatever per-turn state was left.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -40,6 +40,7 @@ from vault_rag.graph.events import (
     Usage,
     checked,
 )
+from vault_rag.graph.focus import focus_info
 from vault_rag.graph.graph import build_graph, compiled_graph
 from vault_rag.graph.safe_markdown import StreamNeutralizer, neutralize
 from vault_rag.graph.usage import zero_usage
@@ -68,6 +69,7 @@ class AskResult:
     mode: str
     notes: list[str] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)  # the steps that ran, in order
+    focus: dict[str, Any] | None = None  # asked about a note: which, and what came from it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -115,8 +117,12 @@ async def run_question(
     checkpointer: Any = None,
     thread_id: str | None = None,
     graph: CompiledStateGraph | None = None,
+    note: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[AskEvent]:
     """Answer `question`, yielding events as the graph runs (see the module doc).
+
+    `note` asks about one note: `{"path": vault-relative, "selection": text, "links": [paths]}`
+    (`graph/focus.py`); retrieval then prefers it and `final.focus` says what came from it.
 
     With a `checkpointer` the turn joins thread `thread_id` (a new random id when None); without
     one every question stands alone. Build `resources` once and reuse them across questions;
@@ -132,9 +138,8 @@ async def run_question(
     nodes: list[str] = []
     safe = StreamNeutralizer()  # remote images become links before any text leaves the graph
     try:
-        async for mode, chunk in graph.astream(
-            {"question": question}, config, stream_mode=["custom", "values"]
-        ):
+        inputs = {"question": question, "note": dict(note) if note else None}
+        async for mode, chunk in graph.astream(inputs, config, stream_mode=["custom", "values"]):
             if mode == "values":
                 final = chunk
                 continue
@@ -176,6 +181,7 @@ async def run_question(
         mode=configuration.web_mode,
         notes=notes,
         nodes=nodes,
+        focus=focus_info(final.get("focus"), list(final.get("citations", []))),
     )
     # The answer was recorded for feedback by the graph's last node (`nodes/finish.py`).
     yield CitationsEvent(citations=result.citations)

@@ -61,6 +61,15 @@ class Doc(TypedDict, total=False):
     also: list[dict[str, Any]]
 
 
+class Focus(TypedDict, total=False):
+    """The note a question is asked about, resolved for the turn (`graph/focus.py`)."""
+
+    path: str  # vault-relative
+    linked: list[str]  # its linked notes the index has (both directions)
+    selection: str  # the text selected in it, whitespace collapsed ("" when none)
+    indexed: bool  # the index has the note; retrieval can only prefer a note it has
+
+
 class AspectAnswer(TypedDict):
     aspect: int
     question: str
@@ -115,6 +124,8 @@ class InputState:
 
     messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
     question: str = ""
+    # Ask about a note: {"path", "selection", "links"} (`POST /v1/ask` `note`); for this turn only.
+    note: dict[str, Any] | None = None
 
 
 @dataclass(kw_only=True)
@@ -123,6 +134,7 @@ class State(InputState):
     user_question: str = ""  # taken from `question` or the last human message
     from_messages: bool = False  # the human message is already in `messages`
     intent: Intent | None = None
+    focus: Focus | None = None  # the note this turn is asked about (from `note`), if any
     reply: str = ""  # the short reply for chitchat / declined questions
     # conversation memory (persists across turns of a thread)
     summary: str = ""
@@ -157,5 +169,6 @@ class OutputState:
     aspects: list[Aspect] = field(default_factory=list)
     intent: Intent | None = None
     answer_id: str = ""
+    focus: Focus | None = None  # the note the question was asked about, if any
     notes: Annotated[list[str], add_notes] = field(default_factory=list)
     usage: Annotated[Usage, add_usage] = field(default_factory=zero_usage)

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
+from vault_rag.retrieval.focus import NoteFocus, focus_factors, focus_ranking
 from vault_rag.settings import Settings, default
 from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.paths import UnsafePathError, resolve_inside
@@ -89,6 +90,8 @@ class SearchOptions:
     include_promoted: bool = True  # False: leave out notes saved from answers
     # Which candidate lists are fused; one side alone is for measuring (`vault-rag eval --side`)
     retrievers: tuple[Retriever, ...] = ("dense", "lexical")
+    # Asking about a note: prefer it and its linked notes (retrieval/focus.py). None: off.
+    focus: NoteFocus | None = None
 
 
 def search_options(
@@ -145,16 +148,22 @@ def hybrid_search(
     if "lexical" in opts.retrievers:
         lexical = index.lexical.search(query, depth, folder=opts.folder, tag=opts.tag)
 
+    focused: list[tuple[str, float]] = []  # the query's passages within the focused notes
+    if opts.focus is not None and query_vector is not None:
+        focused = focus_ranking(index, query_vector, depth, opts.focus, allowed)
+
     fused: dict[str, float] = defaultdict(float)
-    for ranking in (dense, lexical):
+    for ranking in (dense, lexical, focused):
         for rank, (chunk_id, _) in enumerate(ranking):
             fused[chunk_id] += 1.0 / (opts.rrf_k + rank + 1)
     chunks = index.manifest.chunks(list(fused))
     if query_vector is not None and opts.note_weight > 0 and fused:
         _add_note_signal(index, fused, chunks, query_vector, depth, allowed, opts)
-    dense_scores, lexical_scores = dict(dense), dict(lexical)
+    dense_scores, lexical_scores = {**dict(focused), **dict(dense)}, dict(lexical)
     factors = apply_prior(fused, opts.prior, opts.prior_weight)
-    final = {i: fused[i] * factors[i] for i in fused}
+    # Asking about a note: a bounded factor like the prior's (retrieval/focus.py).
+    focus = focus_factors(chunks, opts.focus) if opts.focus is not None else {}
+    final = {i: fused[i] * factors[i] * focus.get(i, 1.0) for i in fused}
     order = sorted(final, key=lambda i: (-final[i], i))
     promoted: dict[str, bool] = {}
 

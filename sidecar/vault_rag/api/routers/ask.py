@@ -7,6 +7,10 @@ cancels the run (see `api/sse.py`). Runs on different threads are independent: t
 can run at once. Turns on one thread are queued (`graph/turns.py`): a question asked while
 another is being answered on the same thread first gets `progress` `{"node": "queued"}`, then
 runs once the other has finished, so neither turn is lost.
+
+Asking about a note (`note`: its path, the selection, its links): the stream's second
+`progress` is `{"node": "focus", "note": path, "indexed", "linked", "selection"}`, retrieval
+prefers that note (`graph/focus.py`), and `final.focus` counts the citations taken from it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from vault_rag.api.deps import ServerState, State
+from vault_rag.api.deps import ServerState, State, note_path
 from vault_rag.api.schemas import AskRequest
 from vault_rag.api.sse import EventStreamResponse
 from vault_rag.graph.events import EVENT_MODELS, ErrorEvent, FinalEvent, ProgressEvent
@@ -54,11 +58,18 @@ STREAM_DOC = {
 )
 async def ask(body: AskRequest, state: State) -> EventStreamResponse:
     thread_id = body.thread_id or uuid.uuid4().hex
-    return EventStreamResponse(_events(state, body, thread_id))
+    note = None
+    if body.note is not None:  # paths outside the vault are a 400 before anything streams
+        note = {
+            "path": note_path(body.note.path),
+            "selection": body.note.selection or "",
+            "links": [note_path(link) for link in body.note.links],
+        }
+    return EventStreamResponse(_events(state, body, thread_id, note))
 
 
 async def _events(
-    state: ServerState, body: AskRequest, thread_id: str
+    state: ServerState, body: AskRequest, thread_id: str, note: dict[str, Any] | None
 ) -> AsyncIterator[tuple[str, Any]]:
     from vault_rag.graph.run import run_question
 
@@ -79,6 +90,7 @@ async def _events(
                 checkpointer=state.checkpointer,
                 thread_id=thread_id,
                 graph=state.graph,  # compiled once at start-up, with this checkpointer
+                note=note,
             ):
                 # The graph's event models are the wire contract: sent as they are.
                 yield event.event, event.data

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from vault_rag.graph.config import Configuration, get_resources
 from vault_rag.graph.evidence import Evidence, question_evidence
+from vault_rag.graph.focus import search_focus
 from vault_rag.graph.llm import LLMUnavailable, StructuredOutputError, bounds
 from vault_rag.graph.nodes.common import failure_update, progress, usable_model
 from vault_rag.graph.nodes.retrieve import web_available
@@ -85,12 +86,18 @@ async def classify_intent(state: State, config: RunnableConfig) -> dict[str, Any
     configuration = Configuration.from_runnable_config(config)
     resources = get_resources(config)
     model = usable_model(resources, state.degraded)
-    evidence = await question_evidence(state.user_question, configuration, resources)
+    focus = search_focus(state.focus, resources)
+    evidence = await question_evidence(state.user_question, configuration, resources, focus)
     scores = {"evidence": evidence.strength, "dense": round(evidence.dense, 3)}
     scores["lexical"] = round(evidence.lexical, 2)
     # Weak vault evidence declines the question, unless the web may fill the gap (hybrid mode
-    # with a search key): then the turn goes on and `check_evidence` searches the web.
-    declines = evidence.strength == "weak" and not web_available(configuration, resources)
+    # with a search key): then the turn goes on and `check_evidence` searches the web. A
+    # question about an indexed note ("what does this say?") is answered from that note.
+    declines = (
+        evidence.strength == "weak"
+        and not web_available(configuration, resources)
+        and focus is None
+    )
     if model is None:
         if declines:
             progress("classify_intent", intent="off_topic", model=False, **scores)

@@ -5,16 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Overwrite
 
+from vault_rag.graph.config import get_resources
+from vault_rag.graph.focus import resolve_focus
 from vault_rag.graph.nodes.common import progress
 from vault_rag.graph.state import State
 from vault_rag.graph.usage import zero_usage
 
 
-async def take_question(state: State) -> dict[str, Any]:
-    """Start a turn: pick the question and clear everything the previous turn left behind
-    (documents, answers, notes, usage), keeping only the conversation and its summary. The
+async def take_question(state: State, config: RunnableConfig) -> dict[str, Any]:
+    """Start a turn: pick the question (and the note it is asked about, `focus`) and clear
+    everything the previous turn left behind (documents, answers, notes, usage), keeping only
+    the conversation and its summary. The
     fields with reducers are emptied with LangGraph's own `Overwrite` (it bypasses the reducer),
     so what a client streams stays well-typed: no private "clear" markers."""
     last = state.messages[-1] if state.messages else None
@@ -22,8 +26,19 @@ async def take_question(state: State) -> dict[str, Any]:
     from_messages = not state.question.strip() and isinstance(last, HumanMessage)
     question = (last.text if from_messages and last is not None else state.question).strip()
     progress("take_question", chars=len(question))
+    focus = resolve_focus(state.note, get_resources(config)) if state.note else None
+    if focus is not None:
+        progress(
+            "focus",
+            note=focus["path"],
+            indexed=focus["indexed"],
+            linked=len(focus["linked"]),
+            selection=bool(focus["selection"]),
+        )
     return {
         "question": "",  # consumed: a stale value must not answer the next turn
+        "note": None,  # consumed too: the next turn is about a note only when it says so
+        "focus": focus,
         "user_question": question,
         "from_messages": from_messages,
         "intent": None,

@@ -4,7 +4,7 @@ the `documents` reducer; `check_evidence` decides whether the web is needed afte
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Send
@@ -13,9 +13,10 @@ from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this on
 from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.config import Configuration, Resources, get_resources
 from vault_rag.graph.evidence import search_options
+from vault_rag.graph.focus import search_focus, selection_query
 from vault_rag.graph.nodes.common import progress
 from vault_rag.graph.sources import doc_from_page, doc_from_result
-from vault_rag.graph.state import Aspect, Doc, State
+from vault_rag.graph.state import Aspect, Doc, Focus, State
 from vault_rag.retrieval.hybrid import hybrid_search
 
 
@@ -24,12 +25,28 @@ class QueryTask(TypedDict):
 
     aspect: int
     query: str
+    focus: NotRequired[Focus | None]  # the note the turn is asked about (vault tasks only)
 
 
 def _sends(
-    aspects: list[Aspect], node: str, key: Literal["vault_queries", "web_queries"]
+    aspects: list[Aspect],
+    node: str,
+    key: Literal["vault_queries", "web_queries"],
+    focus: Focus | None = None,
 ) -> list[Send]:
-    return [Send(node, QueryTask(aspect=a["index"], query=q)) for a in aspects for q in a[key]]
+    sends = []
+    for aspect in aspects:
+        queries = list(aspect[key])
+        # Asking about a selection: the selected text is one more vault query per aspect.
+        selection = selection_query(focus) if key == "vault_queries" else ""
+        if selection and selection.casefold() not in (q.casefold() for q in queries):
+            queries.append(selection)
+        for query in queries:
+            task = QueryTask(aspect=aspect["index"], query=query)
+            if key == "vault_queries" and focus:
+                task["focus"] = focus
+            sends.append(Send(node, task))
+    return sends
 
 
 def web_available(configuration: Configuration, resources: Resources) -> bool:
@@ -39,7 +56,7 @@ def web_available(configuration: Configuration, resources: Resources) -> bool:
 def fan_out_retrieval(state: State, config: RunnableConfig) -> list[Send]:
     """One task per vault query; in hybrid mode with web "always", one per web query too."""
     configuration = Configuration.from_runnable_config(config)
-    sends = _sends(state.aspects, "retrieve_vault", "vault_queries")
+    sends = _sends(state.aspects, "retrieve_vault", "vault_queries", state.focus)
     if configuration.web_when == "always" and web_available(configuration, get_resources(config)):
         sends += _sends(state.aspects, "web_search", "web_queries")
     return sends
@@ -49,7 +66,7 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
     """Hybrid search (dense + BM25) of the vault for one query."""
     configuration = Configuration.from_runnable_config(config)
     resources = get_resources(config)
-    options = search_options(configuration, resources)
+    options = search_options(configuration, resources, search_focus(task.get("focus"), resources))
     # The embedding model and the stores are synchronous: keep the event loop free.
     results = await asyncio.to_thread(hybrid_search, resources.index, task["query"], options)
     progress("retrieve_vault", aspect=task["aspect"], query=task["query"], found=len(results))
