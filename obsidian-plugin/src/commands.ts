@@ -1,6 +1,7 @@
-import { type App, type Command, Notice, type TFile } from "obsidian";
+import { type App, type Command, Notice, type TFile, type WorkspaceLeaf } from "obsidian";
 
 import { type ResolveSubpath, type ResolvedNote, resolveNote, type VaultAccess } from "./resolver";
+import type { SidecarControls } from "./settings";
 
 /** Asynchronous work started by commands, aborted when the plugin unloads. */
 export class BackgroundTasks {
@@ -64,19 +65,47 @@ export function resolveActiveNoteCommand(app: App, deps: ResolverDeps, tasks: Ba
   };
 }
 
-/** Show the ask pane in the right sidebar, reusing an open one. */
-export async function openAskView(app: App, viewType: string): Promise<void> {
+/** Show the ask pane in the right sidebar, reusing an open one; its leaf (null: no room). */
+export async function openAskView(app: App, viewType: string): Promise<WorkspaceLeaf | null> {
   const existing = app.workspace.getLeavesOfType(viewType)[0];
   const leaf = existing ?? app.workspace.getRightLeaf(false);
-  if (!leaf) return;
+  if (!leaf) return null;
   if (!existing) await leaf.setViewState({ type: viewType, active: true });
   await app.workspace.revealLeaf(leaf);
+  return leaf;
 }
 
 export function openAskViewCommand(app: App, viewType: string): Command {
   return { id: "open-ask-pane", name: "Ask the vault", callback: () => void openAskView(app, viewType) };
 }
 
+/** Command: open the ask pane with "Ask about this note" on, for the active markdown note
+ * (and the text selected in it); `onOpen` gets the pane's view. */
+export function askAboutNoteCommand(app: App, viewType: string, onOpen: (view: unknown) => void): Command {
+  return {
+    id: "ask-about-note",
+    name: "Ask about this note",
+    checkCallback: (checking: boolean) => {
+      const file = app.workspace.getActiveFile();
+      if (file === null || file.extension !== "md") return false;
+      if (!checking) void openAskView(app, viewType).then((leaf) => leaf && onOpen(leaf.view));
+      return true;
+    },
+  };
+}
+
 export function openRelatedViewCommand(app: App, viewType: string): Command {
   return { id: "open-related-notes", name: "Show related notes", callback: () => void openAskView(app, viewType) };
+}
+
+/** Command: compare every note with the sidecar's index and send what differs. */
+export function reindexCommand(reindex: () => Promise<void>, tasks: BackgroundTasks): Command {
+  return { id: "reindex-vault", name: "Re-index vault", callback: () => void tasks.run(() => reindex()) };
+}
+
+/** Commands to start the sidecar (desktop only) and to show its log. */
+export function sidecarCommands(sidecar: SidecarControls): Command[] {
+  const commands: Command[] = [{ id: "show-sidecar-log", name: "Show the sidecar's log", callback: () => sidecar.showLog() }];
+  if (sidecar.canStart) commands.unshift({ id: "start-sidecar", name: "Start the sidecar", callback: () => void sidecar.start() });
+  return commands;
 }

@@ -1,15 +1,19 @@
-import { Plugin, resolveSubpath } from "obsidian";
+import { FileSystemAdapter, Plugin, resolveSubpath } from "obsidian";
 
 import {
+  askAboutNoteCommand,
   BackgroundTasks,
   openAskView,
   openAskViewCommand,
   openRelatedViewCommand,
+  reindexCommand,
   resolveActiveNoteCommand,
+  sidecarCommands,
 } from "./commands";
 import { obsidianVault } from "./resolver/obsidian";
 import { Services } from "./services";
-import { parseSettings, type SettingsHost, type VaultRagSettings, VaultRagSettingTab } from "./settings";
+import { parseSettings, type SettingsHost, type SidecarControls, type VaultRagSettings, VaultRagSettingTab } from "./settings";
+import { nodeLauncher } from "./sidecar/nodeLauncher";
 import { parsePersistedSync, syncEvents } from "./sync";
 import { type TokenStore, tokenStore } from "./token";
 import { AskView, VIEW_TYPE_ASK } from "./view/askView";
@@ -29,10 +33,17 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     const plainToken = this.settings.token;
     this.settings.token = this.tokens.load(plainToken);
     const persisted = parsePersistedSync(isObject(data) ? data.sync : null);
+    const adapter = this.app.vault.adapter;
     const services = new Services(this.app, () => this.settings, {
       resolveSubpath,
       persisted,
       save: () => this.saveAll(),
+      launcher: nodeLauncher(), // desktop only; null on mobile
+      vaultPath: () => (adapter instanceof FileSystemAdapter ? adapter.getBasePath() : null),
+      saveToken: async (token) => {
+        this.settings.token = token;
+        await this.saveSettings();
+      },
     });
     this.services = services;
     if (this.tokens.secret && plainToken !== "") await this.saveAll(); // the token leaves data.json
@@ -41,11 +52,18 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     this.addCommand(resolveActiveNoteCommand(this.app, deps, this.tasks));
     this.registerView(VIEW_TYPE_ASK, (leaf) => new AskView(leaf, services.viewHost));
     this.addCommand(openAskViewCommand(this.app, VIEW_TYPE_ASK));
+    this.addCommand(
+      askAboutNoteCommand(this.app, VIEW_TYPE_ASK, (view) => {
+        if (view instanceof AskView) view.askAboutNote();
+      }),
+    );
     this.registerView(VIEW_TYPE_RELATED, (leaf) => new RelatedView(leaf, services.viewHost));
     this.addCommand(openRelatedViewCommand(this.app, VIEW_TYPE_RELATED));
     // Citations and related notes preview on hover through the Page preview core plugin.
     this.registerHoverLinkSource(VIEW_TYPE_ASK, { display: "Vault RAG: ask pane", defaultMod: false });
     this.registerHoverLinkSource(VIEW_TYPE_RELATED, { display: "Vault RAG: related notes", defaultMod: false });
+    this.addCommand(reindexCommand(() => services.reindex(), this.tasks));
+    for (const command of sidecarCommands(services.sidecar)) this.addCommand(command);
     this.addRibbonIcon("message-square", "Ask the vault", () => void openAskView(this.app, VIEW_TYPE_ASK));
     services.attachStatusBar(this.addStatusBarItem(), (el, callback) => this.registerDomEvent(el, "click", callback));
     // After layout-ready: Obsidian's start-up indexing events are not edits; reconcile covers them.
@@ -83,6 +101,11 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     }
     const sync = this.services?.sync.persisted;
     await this.saveData(sync === undefined ? settings : { ...settings, sync });
+  }
+
+  /** The sidecar's start, connection test and log, for the settings tab. */
+  get sidecar(): SidecarControls | null {
+    return this.services?.sidecar ?? null;
   }
 
   /** Where the settings tab says the token is kept. */

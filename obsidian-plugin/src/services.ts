@@ -1,17 +1,24 @@
 /**
  * The plugin's long-running parts, built once on load and stopped on unload: the sidecar
- * client, save-time sync, the status poller with its status bar item and connection notices.
- * `main.ts` only creates this and hands it to Obsidian's registration calls.
+ * client, the sidecar's supervisor (zero-setup start), save-time sync, the status poller with
+ * its status bar item and connection notices. `main.ts` only creates this and hands it to
+ * Obsidian's registration calls.
  */
 import { type App, Notice } from "obsidian";
 
 import { connectionStateOf, SidecarClient, SidecarHttpError } from "./client";
 import type { ResolveSubpath } from "./resolver";
-import type { VaultRagSettings } from "./settings";
+import type { SidecarControls, VaultRagSettings } from "./settings";
+import { defaultServeCommand, serveCommandLine } from "./sidecar/command";
+import { describeConnection, testConnection } from "./sidecar/connection";
+import { SidecarLogModal } from "./sidecar/logModal";
+import type { Launcher, SidecarSupervisor } from "./sidecar/supervisor";
+import { launchControls, StateListeners, supervisorFor } from "./sidecar/wiring";
 import { ConnectionNotices, describeStatus, StatusPoller } from "./status/poller";
 import { isExcluded, ObsidianEmbedIndex, obsidianNoteSource, type PersistedSync, SyncEngine } from "./sync";
 import type { AskViewHost } from "./view/askView";
 
+const PLUGIN_NAME = "Vault RAG";
 /** How long settings must be quiet before the excluded folders take effect (one reconcile). */
 export const SETTINGS_DEBOUNCE_MS = 1_500;
 /** How long the sync queue must be quiet before it is written to the plugin's data. */
@@ -23,6 +30,12 @@ export interface ServicesHooks {
   persisted?: PersistedSync | null;
   /** Write the plugin's data now (settings + this sync state). */
   save?: () => Promise<void>;
+  /** Starts programs (desktop: Node's child_process); null or absent: the sidecar is never started. */
+  launcher?: Launcher | null;
+  /** This vault's folder on disk (desktop), for the default command. */
+  vaultPath?: () => string | null;
+  /** Keep the token the started sidecar handed over (the settings, saved). */
+  saveToken?: (token: string) => Promise<void>;
 }
 
 export class Services {
@@ -30,6 +43,9 @@ export class Services {
   readonly sync: SyncEngine;
   readonly embeds: ObsidianEmbedIndex;
   readonly poller: StatusPoller;
+  readonly supervisor: SidecarSupervisor;
+  /** What the settings tab and the views use to start, test and watch the sidecar. */
+  readonly sidecar: SidecarControls;
   readonly viewHost: AskViewHost;
   private readonly notices: ConnectionNotices;
   private statusEl: HTMLElement | null = null;
@@ -41,13 +57,35 @@ export class Services {
   private settingsTimer: number | null = null;
   private persistTimer: number | null = null;
   private persistedKey = "";
+  private readonly sidecarListeners = new StateListeners();
 
   constructor(
-    app: App,
+    private readonly app: App,
     private readonly settings: () => VaultRagSettings,
     private readonly hooks: ServicesHooks,
   ) {
     this.client = new SidecarClient(() => ({ url: settings().sidecarUrl, token: settings().token }));
+    const vaultPath = () => hooks.vaultPath?.() ?? null;
+    const command = () => serveCommandLine(settings().sidecarCommand, vaultPath(), settings().sidecarUrl);
+    this.supervisor = supervisorFor(this.client, {
+      launcher: hooks.launcher ?? null,
+      command,
+      cwd: vaultPath,
+      saveToken: async (token) => {
+        if (token !== settings().token) await hooks.saveToken?.(token);
+      },
+      onChange: (state) => {
+        this.sidecarListeners.notify();
+        if (state.kind === "running") void this.poller.poll();
+      },
+    });
+    this.sidecar = {
+      canStart: this.supervisor.canStart,
+      defaultCommand: () => defaultServeCommand(vaultPath(), settings().sidecarUrl),
+      testConnection: async () => describeConnection(await testConnection(this.client), command()),
+      start: () => this.supervisor.ensure(),
+      showLog: () => new SidecarLogModal(this.app, this.supervisor.log, () => this.supervisor.state).open(),
+    };
     this.notices = new ConnectionNotices(
       (message) => new Notice(message, 8_000),
       () => settings().sidecarUrl,
@@ -94,6 +132,7 @@ export class Services {
       client: this.client,
       settings,
       reportError: (error) => this.poller.report(error),
+      sidecar: launchControls(this.supervisor, this.sidecarListeners, command, () => this.sidecar.showLog()),
     };
     this.excludedKey = settings().excludedFolders.join("\n");
   }
@@ -111,6 +150,8 @@ export class Services {
   start(): void {
     if (this.started) return;
     this.started = true;
+    // Zero-setup: start the sidecar (or find it running) and read its token.
+    if (this.settings().startSidecar && this.supervisor.canStart) void this.supervisor.ensure();
     this.poller.start();
     // The sidecar owns the exclusions (its own scan and watcher honour them): tell it first,
     // so the reconcile compares against an index without the excluded notes.
@@ -177,7 +218,21 @@ export class Services {
     this.settingsTimer = this.persistTimer = null;
     this.sync.stop();
     this.poller.stop();
+    void this.supervisor.stop(); // only a sidecar this plugin started
     void this.persistNow(); // what is still queued is sent after the next start
+  }
+
+  /** "Re-index vault": every note compared with the sidecar's index, what differs sent. */
+  async reindex(): Promise<void> {
+    new Notice(`${PLUGIN_NAME}: checking every note against the sidecar's index…`);
+    const done = await this.sync.reindex();
+    void this.poller.poll();
+    if (done === null) {
+      new Notice(`${PLUGIN_NAME}: the sidecar could not be reached; the re-index goes on when it is back.`, 8_000);
+      return;
+    }
+    const sent = done.changed === 0 ? "all in step" : `${done.changed} sent to the sidecar`;
+    new Notice(`${PLUGIN_NAME}: re-index: ${done.read} note${done.read === 1 ? "" : "s"} read and compared, ${sent}.`, 8_000);
   }
 
   private renderStatus(): void {

@@ -14,6 +14,10 @@ export interface VaultRagSettings {
   excludedFolders: string[];
   /** Where "Save as note" puts answers (vault-relative); empty: the sidecar's default. */
   answersFolder: string;
+  /** Desktop: start the sidecar when Obsidian starts (unless one already answers at the URL). */
+  startSidecar: boolean;
+  /** The command that starts it; empty: `vault-rag serve --vault <this vault's folder>`. */
+  sidecarCommand: string;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VaultRagSettings> = {
@@ -22,6 +26,8 @@ export const DEFAULT_SETTINGS: Readonly<VaultRagSettings> = {
   answerMode: "strict",
   excludedFolders: [],
   answersFolder: "",
+  startSidecar: false,
+  sidecarCommand: "",
 };
 
 const URL_HELP = "Where the Vault RAG sidecar listens, e.g. http://127.0.0.1:8765.";
@@ -38,6 +44,8 @@ export function parseSettings(data: unknown): VaultRagSettings {
       ? parseFolderList(raw.excludedFolders.filter((f): f is string => typeof f === "string").join("\n"))
       : [],
     answersFolder: typeof raw.answersFolder === "string" ? normalizeFolder(raw.answersFolder) : "",
+    startSidecar: raw.startSidecar === true,
+    sidecarCommand: typeof raw.sidecarCommand === "string" ? raw.sidecarCommand.trim() : "",
   };
 }
 
@@ -66,11 +74,26 @@ export function parseFolderList(text: string): string[] {
   return [...new Set(folders)];
 }
 
+/** What the settings tab needs to start, test and watch the sidecar. */
+export interface SidecarControls {
+  /** Whether this app can start programs (desktop). */
+  readonly canStart: boolean;
+  /** The command used when the setting is empty. */
+  defaultCommand(): string;
+  /** One line saying whether the sidecar answers and takes the token. */
+  testConnection(): Promise<string>;
+  /** Start it now (or find the one running) and read its token. */
+  start(): Promise<void>;
+  showLog(): void;
+}
+
 /** What the settings tab needs from the plugin. */
 export interface SettingsHost extends Plugin {
   settings: VaultRagSettings;
   /** True when the token is kept in Obsidian's secret storage rather than in data.json. */
   readonly tokenInSecretStorage?: boolean;
+  /** The sidecar's start, connection test and log (absent in stand-ins). */
+  readonly sidecar?: SidecarControls | null;
   saveSettings(): Promise<void>;
 }
 
@@ -107,8 +130,8 @@ export class VaultRagSettingTab extends PluginSettingTab {
       .setName("Token")
       .setDesc(
         this.host.tokenInSecretStorage
-          ? 'The sidecar\'s access token ("vault-rag token" prints it; kept in the app\'s secret storage).'
-          : 'The sidecar\'s access token ("vault-rag token" prints it; stored in this vault\'s plugin data).',
+          ? 'The sidecar\'s access token ("vault-rag token" prints it, and a sidecar the plugin starts hands it over; kept in the app\'s secret storage).'
+          : 'The sidecar\'s access token ("vault-rag token" prints it, and a sidecar the plugin starts hands it over; stored in this vault\'s plugin data).',
       )
       .addText((text) => {
         text.inputEl.type = "password";
@@ -160,5 +183,46 @@ export class VaultRagSettingTab extends PluginSettingTab {
             await save();
           }),
       );
+
+    const sidecar = this.host.sidecar ?? null;
+    const test = new Setting(containerEl).setName("Test connection").setDesc("Ask the sidecar at this URL whether it answers and takes the token.");
+    test.addButton((button) =>
+      button.setButtonText("Test connection").onClick(async () => {
+        test.setDesc("Asking the sidecar…");
+        test.setDesc(sidecar ? await sidecar.testConnection() : "Not available here.");
+      }),
+    );
+
+    if (sidecar?.canStart) {
+      new Setting(containerEl)
+        .setName("Start the sidecar with Obsidian")
+        .setDesc(
+          "Runs the sidecar command below when Obsidian starts, unless one already answers at the URL, and reads its token: " +
+            "nothing to paste. It is stopped when the plugin unloads; one started elsewhere is left alone.",
+        )
+        .addToggle((toggle) =>
+          toggle.setValue(settings.startSidecar).onChange(async (value) => {
+            settings.startSidecar = value;
+            await save();
+            if (value) void sidecar.start();
+          }),
+        );
+      new Setting(containerEl)
+        .setName("Sidecar command")
+        .setDesc(
+          "Run directly, not by a shell; give the full path to vault-rag when Obsidian does not find it on its path " +
+            "(e.g. /home/me/vault-rag/.venv/bin/vault-rag). Empty: the default shown.",
+        )
+        .addText((text) =>
+          text
+            .setPlaceholder(sidecar.defaultCommand())
+            .setValue(settings.sidecarCommand)
+            .onChange(async (value) => {
+              settings.sidecarCommand = value.trim();
+              await save();
+            }),
+        )
+        .addButton((button) => button.setButtonText("Show log").onClick(() => sidecar.showLog()));
+    }
   }
 }

@@ -196,8 +196,16 @@ const EVENTS: Record<string, [unknown, unknown]> = {
       repair_retries: 0,
       mode: "strict",
       nodes: ["take_question"],
+      focus: { path: "Rendering/Lumen.md", indexed: true, linked: 3, selection: true, cited: 2, cited_linked: 1 },
     },
-    { type: "final", answer: "A", answerId: "ans-1", threadId: "t1", usage: { llm_calls: 2 } },
+    {
+      type: "final",
+      answer: "A",
+      answerId: "ans-1",
+      threadId: "t1",
+      usage: { llm_calls: 2 },
+      focus: { path: "Rendering/Lumen.md", indexed: true, linked: 3, selection: true, cited: 2, cited_linked: 1 },
+    },
   ],
   error: [{ code: "runtime_error", message: "boom" }, { type: "error", code: "runtime_error", message: "boom" }],
 };
@@ -243,6 +251,9 @@ describe.skipIf(spec === null)("the client follows shared-schemas/openapi.json",
     const schema = requestSchema(operation(request.method, request.route) as Schema) as Schema;
     expect(validate(request.body, schema)).toEqual([]);
     expect(validate({ question: "q", extra: 1 }, schema)).toEqual(["body.extra: not allowed"]); // the checker checks
+    // Asking about a note: the note as the pane sends it.
+    const note = { path: "Rendering/Lumen.md", selection: "Lumen 用屏幕追踪", links: ["Rendering/Nanite.md"] };
+    expect(validate({ question: "这段什么意思？", note }, schema)).toEqual([]);
   });
 
   for (const [name, method, route, answer, call, expected] of RESPONSES) {

@@ -17,6 +17,7 @@ import { resolveNote } from "../src/resolver";
 import { SETTINGS_DEBOUNCE_MS } from "../src/services";
 import { TOKEN_SECRET_ID } from "../src/token";
 import { DEFAULT_SETTINGS } from "../src/settings";
+import { askAboutNoteCommand } from "../src/commands";
 import { sha256Hex } from "../src/sync";
 import * as shim from "./__mocks__/obsidian";
 import { FIXTURES, type FixtureFile, FixtureVault } from "./helpers/fixtureVault";
@@ -99,7 +100,14 @@ describe("VaultRagPlugin", () => {
     const { fake, plugin } = await loadPlugin(fakeApp(vault, "A.md").app);
     plugins.push(plugin);
     expect(fake.settingTabs).toHaveLength(1);
-    expect(fake.commands.map((c) => c.id)).toEqual(["resolve-active-note-embeds", "open-ask-pane", "open-related-notes"]);
+    expect(fake.commands.map((c) => c.id)).toEqual([
+      "resolve-active-note-embeds",
+      "open-ask-pane",
+      "ask-about-note",
+      "open-related-notes",
+      "reindex-vault",
+      "show-sidecar-log", // no "start-sidecar": this stand-in cannot start programs
+    ]);
     expect([...fake.views.keys()]).toEqual(["vault-rag-ask", "vault-rag-related"]);
     // Both views emit hover-link for the Page preview plugin.
     expect([...fake.hoverLinkSources.keys()]).toEqual(["vault-rag-ask", "vault-rag-related"]);
@@ -127,6 +135,47 @@ describe("VaultRagPlugin", () => {
     expect(resolveCommand(fake)(true)).toBe(false);
     state.active = { path: "photo.png", extension: "png", diskPath: "", basename: "photo" };
     expect(resolveCommand(fake)(true)).toBe(false);
+  });
+
+  it("tests the connection from the settings; no start setting where programs cannot be started", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve)); // nothing listens there now
+    const { fake, plugin } = await loadPlugin(fakeApp(vault, null).app, { sidecarUrl: `http://127.0.0.1:${port}` });
+    plugins.push(plugin);
+    const tab = fake.settingTabs[0] as unknown as shim.PluginSettingTab & { display(): void };
+    tab.display();
+    const settings = shim.settingsIn(tab.containerEl);
+    expect(settings.map((s) => s.name)).toEqual(["Sidecar URL", "Token", "Answer mode", "Excluded folders", "Answers folder", "Test connection"]);
+    const test = settings[5] as shim.Setting;
+    await test.buttons[0]?.click();
+    expect(test.desc).toBe(
+      `Nothing answers at http://127.0.0.1:${port}. Start the sidecar (vault-rag serve --vault /path/to/your/vault --port ${port}), ` +
+        'or turn on "Start the sidecar with Obsidian".',
+    );
+  });
+
+  it("offers \"Ask about this note\" for a markdown note and opens the pane with it", async () => {
+    const opened: unknown[] = [];
+    let active: { extension: string } | null = { extension: "md" };
+    const paneView = { kind: "the ask view" };
+    const leaf = { view: paneView };
+    const app = {
+      workspace: {
+        getActiveFile: () => active,
+        getLeavesOfType: (type: string) => (type === "vault-rag-ask" ? [leaf] : []),
+        revealLeaf: async () => undefined,
+      },
+    } as unknown as App;
+    const command = askAboutNoteCommand(app, "vault-rag-ask", (view) => opened.push(view));
+    expect(command.checkCallback?.(true)).toBe(true);
+    command.checkCallback?.(false);
+    await vi.waitFor(() => expect(opened).toEqual([paneView]));
+    active = { extension: "canvas" };
+    expect(command.checkCallback?.(true)).toBe(false);
+    active = null;
+    expect(command.checkCallback?.(true)).toBe(false);
   });
 
   it("stops running work on unload", async () => {
@@ -163,6 +212,8 @@ describe("VaultRagPlugin", () => {
       answerMode: "hybrid",
       excludedFolders: ["Private", "Templates"],
       answersFolder: "Answers",
+      startSidecar: false,
+      sidecarCommand: "",
     });
     const { plugin: fresh } = await loadPlugin(fakeApp(vault, null).app, { sidecarUrl: "ftp://x", answerMode: "web" });
     plugins.push(fresh);
@@ -195,6 +246,8 @@ describe("VaultRagPlugin", () => {
       answerMode: "hybrid",
       excludedFolders: ["Private", "Daily"],
       answersFolder: "UE",
+      startSidecar: false,
+      sidecarCommand: "",
       sync: { ops: [], upserts: [], known: {} }, // the sync queue, kept across reloads
     });
     expect(plugin.settings.sidecarUrl).toBe("https://rag.example:8443");

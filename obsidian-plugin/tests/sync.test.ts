@@ -295,6 +295,28 @@ describe("reconcile", () => {
     await vi.waitFor(() => expect(sidecar.summary).toEqual(["hashes", "hashes", "put A.md,B.md,C.md"]));
   });
 
+  it("re-index reads every note again, however sure the shortcut is, and sends what differs", async () => {
+    sidecar.hashes = new Map([
+      ["A.md", await sha256Hex("a1")],
+      ["B.md", await sha256Hex("b1")],
+      ["C.md", await sha256Hex("c1")],
+    ]);
+    const { sync } = engine();
+    await sync.reconcile();
+    const reads = () => [...vault.reads.values()].reduce((a, b) => a + b, 0);
+    const first = reads();
+    expect(first).toBe(3);
+    await sync.reconcile(); // known in sync at this mtime and size: nothing read
+    expect(reads()).toBe(first);
+    sidecar.hashes.set("B.md", await sha256Hex("b-stale"));
+    sidecar.calls.length = 0;
+    expect(await sync.reindex()).toEqual({ read: 3, changed: 1 });
+    expect(reads()).toBe(first + 3);
+    expect(sidecar.summary).toEqual(["hashes", "put B.md"]);
+    sidecar.down = true;
+    expect(await sync.reindex()).toBeNull(); // queued, retried when the sidecar is back
+  });
+
   it("compares NFC paths, as the sidecar reports them", async () => {
     const nfd = "Cafe\u0301.md";
     vault.notes.set(nfd, "x");

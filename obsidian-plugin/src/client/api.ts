@@ -46,8 +46,11 @@ export interface NotePayload extends PostedNoteIn {
 /** `strict`: the vault only; `hybrid`: the vault plus web sources. */
 export type AnswerMode = NonNullable<Schemas["AskRequest"]["mode"]>;
 
-/** `POST /v1/ask`; the same `thread_id` continues a conversation. */
+/** `POST /v1/ask`; the same `thread_id` continues a conversation; `note` asks about a note. */
 export type AskRequest = Schemas["AskRequest"];
+
+/** `final.focus`: the note a question was asked about, and how many citations came from it. */
+export type FocusInfo = Schemas["FocusInfo"];
 
 export interface VaultCitation {
   kind: "vault";
@@ -79,6 +82,8 @@ export type AskEvent =
       threadId: string | null;
       citations: Citation[];
       usage: Schemas["Usage"] | null;
+      /** Asked about a note: that note and what the answer took from it (null: not asked). */
+      focus?: FocusInfo | null;
       data: Record<string, unknown>;
     }
   | { type: "error"; code: string; message: string };
@@ -146,6 +151,7 @@ export function parseAskEvent(message: SSEMessage): AskEvent | null {
         threadId: typeof final.thread_id === "string" ? final.thread_id : null,
         citations: parseCitations(final.citations),
         usage: isRecord(final.usage) ? final.usage : null,
+        focus: parseFocus(final.focus),
         data,
       };
     }
@@ -154,6 +160,18 @@ export function parseAskEvent(message: SSEMessage): AskEvent | null {
       return { type: "error", code: str(error.code) || "error", message: str(error.message) || "the sidecar reported an error" };
     }
   }
+}
+
+function parseFocus(value: unknown): FocusInfo | null {
+  if (!isRecord(value) || typeof value.path !== "string" || !value.path) return null;
+  return {
+    path: value.path,
+    indexed: value.indexed === true,
+    linked: num(value.linked) ?? 0,
+    selection: value.selection === true,
+    cited: num(value.cited) ?? 0,
+    cited_linked: num(value.cited_linked) ?? 0,
+  };
 }
 
 export function parseCitations(value: unknown): Citation[] {

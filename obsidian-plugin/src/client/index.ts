@@ -7,6 +7,7 @@ export {
   type AskEventData,
   type AskRequest,
   type Citation,
+  type FocusInfo,
   type NoteIndexState,
   type NotePayload,
   parseAskEvent,

@@ -71,8 +71,9 @@ export class SyncEngine {
   private readonly tooLarge = new Map<string, number>();
   /** Payloads the reconcile already built for notes it found changed: path → (generation, payload). */
   private readonly prepared = new Map<string, { generation: number; payload: NotePayload }>();
-  /** How the last reconcile sliced its work (tests, diagnostics). */
-  lastReconcile: (SliceStats & { read: number }) | null = null;
+  /** How the last reconcile sliced its work (tests, diagnostics), the notes it read and the
+   * notes it found different from the sidecar (posted or deleted after it). */
+  lastReconcile: (SliceStats & { read: number; changed: number }) | null = null;
   private readonly waiting = new Map<string, Waiting>();
   /** Ready to post: path → generation (bumped on every change, so in-flight posts can tell). */
   private readonly dirty = new Map<string, number>();
@@ -197,6 +198,22 @@ export class SyncEngine {
   reconcile(): Promise<void> {
     this.reconcilePending = true;
     return this.flush();
+  }
+
+  /**
+   * "Re-index vault": forget which notes were known in sync, then reconcile, so every note is
+   * read and compared with the sidecar's hash and whatever differs is sent (deleted notes are
+   * deleted). Resolves once that flush is over: the reconcile's counts, or null when the
+   * sidecar could not be reached (everything stays queued and is retried).
+   */
+  async reindex(): Promise<{ read: number; changed: number } | null> {
+    this.known.clear();
+    this.lastReconcile = null;
+    await this.reconcile();
+    // A flush already under way ran without the reconcile: run it now.
+    while (this.reconcilePending && this.lastError === null && !this.stopped) await this.flush();
+    const done = this.lastReconcile as (SliceStats & { read: number; changed: number }) | null;
+    return done === null || this.lastError !== null ? null : { read: done.read, changed: done.changed };
   }
 
   /** Retry now (the sidecar is back): drop the backoff and flush. */
@@ -542,7 +559,7 @@ export class SyncEngine {
         }
       }
     }
-    this.lastReconcile = { ...slicer.stats, read };
+    this.lastReconcile = { ...slicer.stats, read, changed: changed.length };
     this.reconcilePending = false;
     this.emit();
   }

@@ -26,7 +26,10 @@ import type { VaultRagSettings } from "../settings";
 import { StatusPoller } from "../status/poller";
 import type { Clock } from "../sync/timing";
 import { LastEditor } from "./editorTarget";
+import { EXAMPLE_NOTES, exampleQuestions } from "./examples";
 import { HISTORY_PAGE } from "./history";
+import type { SidecarLaunch } from "./indexStatus";
+import { noteLinks } from "./noteContext";
 import { AskPane } from "./pane";
 import { hoverNoteTarget, openNoteTarget } from "./workspaceLinks";
 
@@ -39,6 +42,8 @@ export interface AskViewHost {
   reportError(error: unknown): void;
   /** Timers of the status poller (tests drive them). */
   clock?: Clock;
+  /** The sidecar's supervisor: the empty state's "Start the sidecar" and "Show log". */
+  sidecar?: SidecarLaunch;
 }
 
 export class AskView extends ItemView implements HoverParent {
@@ -51,6 +56,9 @@ export class AskView extends ItemView implements HoverParent {
   readonly editors = new LastEditor();
   /** The sidecar's status and the last editor's note, for the pane's index line. */
   poller: StatusPoller | null = null;
+  /** "Ask about this note" was asked for before the pane was built. */
+  private pendingAboutNote = false;
+  private unsubscribeSidecar: (() => void) | null = null;
 
   constructor(
     leaf: WorkspaceLeaf,
@@ -91,6 +99,7 @@ export class AskView extends ItemView implements HoverParent {
     this.registerEvent(
       workspace.on("active-leaf-change", (leaf) => {
         this.followEditor(leaf?.view ?? null);
+        this.pane?.noteToggle.setNote(this.editors.target);
         // A poll already under way asks about the previous note: ask again once it is back.
         if (this.editors.target === polledPath) return;
         void poller.poll().then(async () => {
@@ -116,16 +125,34 @@ export class AskView extends ItemView implements HoverParent {
       listThreads: (before, signal) => client.threads({ limit: HISTORY_PAGE, before }, { signal }),
       copyText: (text) => navigator.clipboard.writeText(text),
       insertAtCursor: (text) => this.editors.insert(text),
+      noteContext: () => {
+        const path = this.editors.target;
+        if (path === null) return null;
+        return { path, selection: this.editors.selection, links: noteLinks(this.app.metadataCache.resolvedLinks, path) };
+      },
       statusPanel: {
         vaultPath: () => this.vaultPath(),
         url: () => this.host.settings().sidecarUrl,
         retry: () => void poller.poll(),
         copy: (text) => navigator.clipboard.writeText(text),
+        launch: this.host.sidecar,
+        examples: () => exampleQuestions(this.noteHeadings()),
+        askExample: (question) => void this.pane?.ask(question),
       },
     });
+    this.pane.noteToggle.setNote(this.editors.target);
+    this.unsubscribeSidecar = this.host.sidecar?.onChange(() => this.pane?.status.refresh()) ?? null;
     poller.start();
     if (this.pendingThread !== null) void this.pane.resume(this.pendingThread);
     this.pendingThread = null;
+    if (this.pendingAboutNote) this.pane.askAboutNote();
+    this.pendingAboutNote = false;
+  }
+
+  /** The command "Ask about this note": the next questions carry the last editor's note. */
+  askAboutNote(): void {
+    if (this.pane === null) this.pendingAboutNote = true;
+    else this.pane.askAboutNote();
   }
 
   override getState(): Record<string, unknown> {
@@ -144,10 +171,22 @@ export class AskView extends ItemView implements HoverParent {
   }
 
   override async onClose(): Promise<void> {
+    this.unsubscribeSidecar?.();
+    this.unsubscribeSidecar = null;
     this.poller?.stop();
     this.poller = null;
     this.pane?.destroy();
     this.pane = null;
+  }
+
+  /** The newest notes' headings, for the empty state's example questions. */
+  private noteHeadings(): { path: string; mtime: number; headings: { heading: string; level: number }[] }[] {
+    const files = [...this.app.vault.getMarkdownFiles()].sort((a, b) => b.stat.mtime - a.stat.mtime).slice(0, EXAMPLE_NOTES);
+    return files.map((file) => ({
+      path: file.path,
+      mtime: file.stat.mtime,
+      headings: (this.app.metadataCache.getFileCache(file)?.headings ?? []).map(({ heading, level }) => ({ heading, level })),
+    }));
   }
 
   /** This vault's folder on disk (desktop only), for the command that starts the sidecar. */

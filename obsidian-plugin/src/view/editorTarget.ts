@@ -9,6 +9,8 @@
 export interface EditorLike {
   /** Replaces the selection, or inserts at the cursor when nothing is selected. */
   replaceSelection(text: string): void;
+  /** The selected text ("" when nothing is selected). */
+  getSelection?(): string;
   focus?(): void;
 }
 
@@ -35,6 +37,11 @@ export class LastEditor {
   /** The note the next insert goes into, or null when no editor is open. */
   get target(): string | null {
     return this.view?.file?.path ?? null;
+  }
+
+  /** The text selected in that editor now ("" for none, or no editor). */
+  get selection(): string {
+    return this.view?.file ? (this.view.editor.getSelection?.() ?? "") : "";
   }
 
   /** Insert `answer` at the cursor of the last editor; the note's path, or null (none open). */

@@ -2,21 +2,23 @@
  * The ask pane's view of the index and the sidecar: a line with the notes indexed and the
  * passages still waiting for vectors (with the sidecar's ETA) plus whether the active note is
  * indexed (`GET /v1/status?path=`), and, while the conversation is empty, an empty state that
- * says what to do: start `vault-rag serve` (with the command for this vault) when the sidecar
- * cannot be reached, fix the token when it refuses it, or just ask.
+ * says what to do: start the sidecar when it cannot be reached (a button that starts it on the
+ * desktop, `sidecar/supervisor.ts`, and the command for a terminal), fix the token when it
+ * refuses it, or ask — with example questions from the vault's own headings (`examples.ts`).
  *
- * Stable `data-testid`s: index-status, note-status, empty-state, empty-title, empty-command,
- * empty-copy, empty-retry.
+ * Stable `data-testid`s: index-status, note-status, empty-state, empty-title, empty-text,
+ * empty-command, empty-copy, empty-start, empty-log, empty-retry, empty-examples, empty-example.
  */
 import type { NoteIndexState, SidecarStatus } from "../client";
+import { defaultServeCommand } from "../sidecar/command";
+import type { SupervisorState } from "../sidecar/supervisor";
 import type { StatusSnapshot } from "../status/poller";
-import { h, show } from "./dom";
+import { clear, h, show } from "./dom";
+import type { ExampleQuestion } from "./examples";
 
 /** The command that starts the sidecar on this vault (the folder quoted when it needs it). */
 export function serveCommand(vaultPath: string | null): string {
-  if (!vaultPath) return "vault-rag serve --vault /path/to/your/vault";
-  const quoted = /^[\w@%+=:,./-]+$/.test(vaultPath) ? vaultPath : `"${vaultPath.replace(/(["\\$`])/g, "\\$1")}"`;
-  return `vault-rag serve --vault ${quoted}`;
+  return defaultServeCommand(vaultPath);
 }
 
 /** "24 notes indexed · 40 passages waiting for vectors, about 2 min left". */
@@ -42,6 +44,19 @@ export function describeNote(note: NoteIndexState | null): string | null {
   return `“${name}” is indexed`;
 }
 
+/** Starting the sidecar from the pane (the plugin's supervisor). */
+export interface SidecarLaunch {
+  /** Whether this app can start programs (desktop). */
+  canStart: boolean;
+  state(): SupervisorState;
+  /** Start it (or find the one running) and read its token. */
+  start(): void;
+  showLog(): void;
+  /** The command it runs (the setting, or the default for this vault). */
+  command(): string;
+  onChange(listener: () => void): () => void;
+}
+
 export interface StatusPanelDeps {
   /** This vault's folder on disk (desktop), for the command to start the sidecar. */
   vaultPath(): string | null;
@@ -49,6 +64,12 @@ export interface StatusPanelDeps {
   /** Ask the sidecar again now. */
   retry(): void;
   copy?(text: string): Promise<void>;
+  /** The plugin's sidecar supervisor, where one exists. */
+  launch?: SidecarLaunch;
+  /** Example questions from the vault's headings (read when the empty state shows). */
+  examples?(): ExampleQuestion[];
+  /** An example question was clicked. */
+  askExample?(question: string): void;
 }
 
 export class StatusPanel {
@@ -60,6 +81,11 @@ export class StatusPanel {
   private readonly commandEl: HTMLElement;
   private readonly commandRow: HTMLElement;
   private readonly retryButton: HTMLButtonElement;
+  private readonly startButton: HTMLButtonElement;
+  private readonly logButton: HTMLButtonElement;
+  private readonly examplesEl: HTMLElement;
+  /** The examples shown since the conversation last became empty (null: not read yet). */
+  private examples: ExampleQuestion[] | null = null;
   private snapshot: StatusSnapshot | null = null;
   private empty = true;
 
@@ -72,20 +98,32 @@ export class StatusPanel {
     this.noteEl = h(line, "div", { cls: "vault-rag-note-status", testid: "note-status" });
     this.emptyEl = h(empty, "div", { cls: "vault-rag-empty", testid: "empty-state" });
     this.titleEl = h(this.emptyEl, "div", { cls: "vault-rag-empty-title", testid: "empty-title" });
-    this.textEl = h(this.emptyEl, "div", { cls: "vault-rag-empty-text" });
+    this.textEl = h(this.emptyEl, "div", { cls: "vault-rag-empty-text", testid: "empty-text" });
     this.commandRow = h(this.emptyEl, "div", { cls: "vault-rag-empty-command" });
     this.commandEl = h(this.commandRow, "code", { testid: "empty-command" });
     const copy = h(this.commandRow, "button", { text: "Copy", testid: "empty-copy", attrs: { "aria-label": "Copy the command" } });
     copy.addEventListener("click", () => void deps.copy?.(this.commandEl.textContent ?? ""));
     show(copy, deps.copy !== undefined);
-    this.retryButton = h(this.emptyEl, "button", { text: "Try again", testid: "empty-retry" });
+    const buttons = h(this.emptyEl, "div", { cls: "vault-rag-empty-buttons" });
+    this.startButton = h(buttons, "button", { cls: "mod-cta", text: "Start the sidecar", testid: "empty-start" });
+    this.startButton.addEventListener("click", () => deps.launch?.start());
+    this.retryButton = h(buttons, "button", { text: "Try again", testid: "empty-retry" });
     this.retryButton.addEventListener("click", () => deps.retry());
+    this.logButton = h(buttons, "button", { text: "Show log", testid: "empty-log" });
+    this.logButton.addEventListener("click", () => deps.launch?.showLog());
+    this.examplesEl = h(this.emptyEl, "ul", { cls: "vault-rag-empty-examples", testid: "empty-examples", attrs: { "aria-label": "Example questions" } });
     this.render();
   }
 
   /** The conversation is empty (show the empty state) or not. */
   setEmpty(empty: boolean): void {
+    if (empty && !this.empty) this.examples = null; // read the headings again next time
     this.empty = empty;
+    this.render();
+  }
+
+  /** Render again (the supervisor's state changed). */
+  refresh(): void {
     this.render();
   }
 
@@ -106,22 +144,60 @@ export class StatusPanel {
     show(this.noteEl, note !== null);
 
     show(this.emptyEl, this.empty);
-    const down = connection === "unreachable";
-    show(this.commandRow, down);
-    show(this.retryButton, down || connection === "unauthorized");
-    if (down) {
+    const launch = this.deps.launch;
+    const launched = launch?.state() ?? { kind: "idle" };
+    const starting = launched.kind === "starting";
+    const down = connection === "unreachable" || (starting && connection !== "ok");
+    show(this.commandRow, down && !starting);
+    show(this.retryButton, (down && !starting) || connection === "unauthorized");
+    show(this.startButton, down && !starting && launch?.canStart === true);
+    show(this.logButton, launch !== undefined && (starting || launched.kind === "failed" || (launched.kind === "running" && launched.ours)) && connection !== "ok");
+    this.renderExamples(connection === "ok" && status !== null && (status.notes ?? 0) > 0);
+    const command = launch?.command() ?? serveCommand(this.deps.vaultPath());
+    if (starting && connection !== "ok") {
+      this.titleEl.textContent = "Starting the sidecar…";
+      this.textEl.textContent = `Waiting for it to answer at ${this.deps.url()} (a first start loads the embedding model).`;
+    } else if (down && launched.kind === "failed") {
+      this.titleEl.textContent = "The sidecar could not be started";
+      this.textEl.textContent = `${launched.message} Start it again, or in a terminal:`;
+      this.commandEl.textContent = command;
+    } else if (down) {
       this.titleEl.textContent = "The Vault RAG sidecar is not running";
-      this.textEl.textContent = `Nothing answers at ${this.deps.url()}. Start it in a terminal, then try again:`;
-      this.commandEl.textContent = serveCommand(this.deps.vaultPath());
+      this.textEl.textContent = launch?.canStart
+        ? `Nothing answers at ${this.deps.url()}. Start it here, or in a terminal:`
+        : `Nothing answers at ${this.deps.url()}. Start it in a terminal, then try again:`;
+      this.commandEl.textContent = command;
     } else if (connection === "unauthorized") {
       this.titleEl.textContent = "The sidecar refused the token";
-      this.textEl.textContent = 'Copy it from "vault-rag token" into Settings → Vault RAG.';
+      this.textEl.textContent =
+        launched.kind === "running" && launched.tokenProblem ? launched.tokenProblem : 'Copy it from "vault-rag token" into Settings → Vault RAG.';
     } else {
       this.titleEl.textContent = "Ask your vault";
       this.textEl.textContent =
         status !== null && (status.notes ?? 0) === 0
           ? "The index is empty so far: the notes are sent as soon as the sidecar is reachable."
-          : "Answers come from your notes, with the passages they cite.";
+          : this.examples?.length
+            ? "Answers come from your notes, with the passages they cite. For example:"
+            : "Answers come from your notes, with the passages they cite.";
     }
+  }
+
+  /** Example questions from the vault's headings, read once per empty conversation. */
+  private renderExamples(visible: boolean): void {
+    if (visible && this.examples === null && this.deps.examples) {
+      this.examples = this.deps.examples();
+      clear(this.examplesEl);
+      for (const example of this.examples) {
+        const item = h(this.examplesEl, "li");
+        const button = h(item, "button", {
+          cls: "vault-rag-empty-example",
+          text: example.question,
+          testid: "empty-example",
+          attrs: { type: "button", title: `From ${example.path}`, "data-path": example.path },
+        });
+        button.addEventListener("click", () => this.deps.askExample?.(example.question));
+      }
+    }
+    show(this.examplesEl, visible && (this.examples?.length ?? 0) > 0);
   }
 }

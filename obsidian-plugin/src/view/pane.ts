@@ -15,6 +15,10 @@
  * edit-question, thumbs-up, thumbs-down, save-as-note, action-status, question, ask, stop,
  * resume-error.
  *
+ * "Ask about this note" (`noteToggle.ts`, data-testid note-toggle): while on, each question
+ * carries the last active editor's note and selection (`AskRequest.note`); the turn says what
+ * the answer took from it.
+ *
  * The thread id outlives the pane through the view's state: `resume(id)` reads the stored
  * conversation back (`GET /v1/threads/{id}`) and shows its questions and answers; Esc stops a
  * running answer. Picking a thread in the history resumes it the same way.
@@ -34,7 +38,9 @@ import { type Clock, systemClock } from "../sync/timing";
 import { h, show } from "./dom";
 import { HistoryPanel } from "./history";
 import { StatusPanel, type StatusPanelDeps } from "./indexStatus";
+import { type AskNote, askNote } from "./noteContext";
 import type { NoteTarget } from "./noteTarget";
+import { NoteToggle } from "./noteToggle";
 import { type RenderMarkdown, type TurnActions, TurnView } from "./turn";
 
 export interface AskPaneDeps {
@@ -69,6 +75,8 @@ export interface AskPaneDeps {
   insertAtCursor?(text: string): string | null;
   /** For the empty state: this vault's folder, the sidecar URL, "Try again". */
   statusPanel?: StatusPanelDeps;
+  /** "Ask about this note": the last active editor's note now, with its selection and links. */
+  noteContext?(): { path: string; selection: string; links: string[] } | null;
 }
 
 /** Questions and their answers, in order, from a stored thread (other roles are skipped). */
@@ -112,6 +120,7 @@ export class AskPane {
   readonly historyButton: HTMLButtonElement;
   readonly history: HistoryPanel;
   readonly status: StatusPanel;
+  readonly noteToggle: NoteToggle;
   threadId: string;
   private turns: TurnView[] = [];
   private running: { controller: AbortController; done: Promise<void> } | null = null;
@@ -161,6 +170,8 @@ export class AskPane {
     });
 
     const form = h(this.root, "form", { cls: "vault-rag-ask" });
+    this.noteToggle = new NoteToggle(form);
+    show(this.noteToggle.el, deps.noteContext !== undefined);
     this.questionEl = h(form, "textarea", {
       cls: "vault-rag-question-input",
       testid: "question",
@@ -209,15 +220,17 @@ export class AskPane {
     return this.turns[this.turns.length - 1] ?? null;
   }
 
-  /** Ask `question` (default: the question box, which is then emptied). Resolves when the
-   * answer is complete. */
-  async ask(question?: string): Promise<void> {
+  /** Ask `question` (default: the question box, which is then emptied) about `note` (default:
+   * the active note while "Ask about this note" is on). Resolves when the answer is complete. */
+  async ask(question?: string, note?: AskNote | null): Promise<void> {
     const text = (question ?? this.questionEl.value).trim();
     if (!text || this.running !== null) return;
     if (question === undefined) this.questionEl.value = "";
-    const turn = this.addTurn(text);
+    const about = note === undefined ? this.aboutNote() : note;
+    const turn = this.addTurn(text, about);
     const controller = new AbortController();
-    const done = this.stream(turn, { question: text, thread_id: this.threadId, mode: this.mode }, controller);
+    const request: AskRequest = { question: text, thread_id: this.threadId, mode: this.mode, ...(about ? { note: about } : {}) };
+    const done = this.stream(turn, request, controller);
     this.running = { controller, done };
     this.setBusy(true);
     try {
@@ -226,6 +239,19 @@ export class AskPane {
       if (this.running?.controller === controller) this.running = null;
       this.setBusy(this.running !== null);
     }
+  }
+
+  /** The command "Ask about this note": switch it on and put the cursor in the question box. */
+  askAboutNote(): void {
+    this.noteToggle.on = true;
+    this.questionEl.focus();
+  }
+
+  /** The note the next question is about: the active one while the switch is on. */
+  private aboutNote(): AskNote | null {
+    if (!this.noteToggle.on) return null;
+    const context = this.deps.noteContext?.() ?? null;
+    return context === null ? null : askNote(context.path, context.selection, context.links);
   }
 
   /** Cancel the running question (closing the stream cancels the run on the sidecar). */
@@ -331,12 +357,13 @@ export class AskPane {
     this.deps.onThreadChange?.(this.threadId);
   }
 
-  private addTurn(question: string): TurnView {
+  private addTurn(question: string, note: AskNote | null = null): TurnView {
     const turn = new TurnView(this.turnsEl, question, {
       render: this.deps.renderMarkdown,
       actions: this.actions(),
       clock: this.clock,
       renderIntervalMs: this.deps.renderIntervalMs ?? 100,
+      note,
     });
     this.turns.push(turn);
     this.status.setEmpty(false);
@@ -376,7 +403,7 @@ export class AskPane {
       describeError: (error) => describeError(error),
       copy: (text) => report(this.deps.copyText ? this.deps.copyText(text) : Promise.reject(new Error("no clipboard here"))),
       insert: (text) => this.deps.insertAtCursor?.(text) ?? null,
-      regenerate: (question) => void this.ask(question),
+      regenerate: (question, note) => void this.ask(question, note),
       edit: (question) => this.editQuestion(question),
     };
   }

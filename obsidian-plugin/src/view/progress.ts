@@ -19,6 +19,11 @@ export function describeProgress(event: Progress, context: ProgressContext): str
   switch (event.node) {
     case "take_question":
       return "reading the question…";
+    case "focus": {
+      const note = typeof d.note === "string" ? d.note : "";
+      const name = note.slice(note.lastIndexOf("/") + 1).replace(/\.md$/i, "");
+      return d.indexed === false ? `“${name}” is not indexed yet: searching the whole vault…` : `reading “${name}” and its links…`;
+    }
     case "classify_intent":
       return "understanding the question…";
     case "condense":

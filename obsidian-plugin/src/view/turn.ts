@@ -8,6 +8,7 @@ import type { AskEvent, Citation } from "../client";
 import type { Clock } from "../sync/timing";
 import { clear, h, show } from "./dom";
 import { linkTarget, type NoteTarget, noteTarget } from "./noteTarget";
+import { type AskNote, describeAsking, describeFocus } from "./noteContext";
 import { describeDone, describeProgress, type ProgressContext } from "./progress";
 import { neutralizeRemoteImages } from "./safeMarkdown";
 
@@ -27,8 +28,8 @@ export interface TurnActions {
   copy(text: string): Promise<void>;
   /** Insert the answer at the cursor of the last active editor; that note's path, or null. */
   insert(text: string): string | null;
-  /** Ask the same question again on the conversation. */
-  regenerate(question: string): void;
+  /** Ask the same question again on the conversation (about the same note, if it was). */
+  regenerate(question: string, note: AskNote | null): void;
   /** Put the question into the question box to be edited and sent again. */
   edit(question: string): void;
 }
@@ -38,6 +39,8 @@ export interface TurnOptions {
   actions: TurnActions;
   clock: Clock;
   renderIntervalMs: number;
+  /** The note the question is about ("Ask about this note"), or null. */
+  note?: AskNote | null;
 }
 
 /** Where a vault citation points: `Folder/Note#Heading` (a heading with `#` made safe) and the
@@ -54,6 +57,8 @@ export function citationLinktext(citation: Extract<Citation, { kind: "vault" }>)
 export class TurnView {
   readonly el: HTMLElement;
   readonly progressEl: HTMLElement;
+  /** "Using “Note”…", then what the answer took from it (only for a question about a note). */
+  readonly focusEl: HTMLElement;
   readonly answerEl: HTMLElement;
   readonly errorEl: HTMLElement;
   readonly citationsEl: HTMLElement;
@@ -84,6 +89,9 @@ export class TurnView {
     this.el = h(parent, "div", { cls: "vault-rag-turn", testid: "turn" });
     h(this.el, "div", { cls: "vault-rag-question", text: question, testid: "turn-question" });
     this.progressEl = h(this.el, "div", { cls: "vault-rag-progress", testid: "progress", attrs: { "aria-live": "polite" } });
+    const note = options.note ?? null;
+    this.focusEl = h(this.el, "div", { cls: "vault-rag-focus", testid: "turn-focus", text: note ? describeAsking(note) : "" });
+    show(this.focusEl, note !== null);
     this.answerEl = h(this.el, "div", { cls: "vault-rag-answer markdown-rendered", testid: "answer" });
     this.errorEl = h(this.el, "div", { cls: "vault-rag-error", testid: "error", attrs: { role: "alert" } });
     this.citationsEl = h(this.el, "ol", { cls: "vault-rag-citations", testid: "citations" });
@@ -115,7 +123,7 @@ export class TurnView {
     this.progressEl.textContent = "asking…";
     this.copyButton.addEventListener("click", () => void this.copy());
     this.insertButton.addEventListener("click", () => this.insert());
-    this.regenerateButton.addEventListener("click", () => options.actions.regenerate(this.question));
+    this.regenerateButton.addEventListener("click", () => options.actions.regenerate(this.question, options.note ?? null));
     this.editButton.addEventListener("click", () => options.actions.edit(this.question));
 
     this.up.addEventListener("click", () => void this.rate(1));
@@ -168,6 +176,7 @@ export class TurnView {
         this.showCitations(event.citations);
         this.progressEl.textContent = describeDone(event.citations.length, this.context.aspects);
         this.answerId = event.answerId || null;
+        if (this.options.note) this.focusEl.textContent = describeFocus(this.options.note, event.focus ?? null);
         this.setActionsEnabled(this.answerId !== null);
         this.finish();
         break;

@@ -157,6 +157,72 @@ export class Setting {
     build(dropdown);
     return this;
   }
+
+  readonly toggles: ToggleComponent[] = [];
+  readonly buttons: ButtonComponent[] = [];
+
+  addToggle(build: (toggle: ToggleComponent) => unknown): this {
+    const toggle = new ToggleComponent();
+    this.toggles.push(toggle);
+    build(toggle);
+    return this;
+  }
+
+  addButton(build: (button: ButtonComponent) => unknown): this {
+    const button = new ButtonComponent();
+    this.buttons.push(button);
+    build(button);
+    return this;
+  }
+}
+
+export class ToggleComponent {
+  value = false;
+  private handler: ((value: boolean) => unknown) | null = null;
+
+  setValue(value: boolean): this {
+    this.value = value;
+    return this;
+  }
+
+  getValue(): boolean {
+    return this.value;
+  }
+
+  onChange(handler: (value: boolean) => unknown): this {
+    this.handler = handler;
+    return this;
+  }
+
+  /** Test hook: what flipping the toggle does. */
+  async toggle(value: boolean): Promise<void> {
+    this.value = value;
+    await this.handler?.(value);
+  }
+}
+
+export class ButtonComponent {
+  text = "";
+  private handler: (() => unknown) | null = null;
+
+  setButtonText(text: string): this {
+    this.text = text;
+    return this;
+  }
+
+  setCta(): this {
+    return this;
+  }
+
+  onClick(handler: () => unknown): this {
+    this.handler = handler;
+    return this;
+  }
+
+  /** Test hook: a click. */
+  async click(): Promise<void> {
+    await this.handler?.();
+  }
 }
 
 export class DropdownComponent extends TextComponent {
@@ -505,4 +571,46 @@ export class Keymap {
     if ("button" in event && event.button === 1) return "tab";
     return false;
   }
+}
+
+/** Obsidian's `Platform`: this stand-in is a desktop app. */
+export const Platform = { isDesktopApp: true, isDesktop: true, isMobile: false, isMobileApp: false };
+
+/** Obsidian's `Modal`: opening appends it to the document (where there is one). */
+export class Modal {
+  readonly containerEl: HTMLElement;
+  readonly modalEl: HTMLElement;
+  readonly titleEl: HTMLElement;
+  readonly contentEl: HTMLElement;
+  isOpen = false;
+
+  constructor(readonly app: unknown) {
+    this.containerEl = obsidianElement(document, "div");
+    this.containerEl.className = "modal-container";
+    this.modalEl = obsidianElement(document, "div");
+    this.modalEl.className = "modal";
+    this.titleEl = obsidianElement(document, "div");
+    this.titleEl.className = "modal-title";
+    this.contentEl = obsidianElement(document, "div");
+    this.contentEl.className = "modal-content";
+    this.modalEl.append(this.titleEl, this.contentEl);
+    this.containerEl.appendChild(this.modalEl);
+  }
+
+  open(): void {
+    this.isOpen = true;
+    document.body.appendChild(this.containerEl);
+    this.onOpen();
+  }
+
+  close(): void {
+    if (!this.isOpen) return;
+    this.isOpen = false;
+    this.onClose();
+    this.containerEl.remove();
+  }
+
+  onOpen(): void {}
+
+  onClose(): void {}
 }

@@ -17,7 +17,7 @@ import {
 } from "../../src/client";
 import type { Clock } from "../../src/sync/timing";
 import { DEFAULT_SETTINGS, type VaultRagSettings } from "../../src/settings";
-import { AskView } from "../../src/view/askView";
+import { AskView, type AskViewHost } from "../../src/view/askView";
 import * as shim from "../__mocks__/obsidian";
 
 /** A stream of ask events the test feeds by hand; records the request and its signal. */
@@ -85,10 +85,17 @@ export type StoredThreads = Record<string, { role: string; content: string; id: 
 
 /** A text editor over a string: `cursor` is where `replaceSelection` writes. */
 export class TextEditor {
+  /** What `getSelection` answers (the tests set it). */
+  selected = "";
+
   constructor(
     public text = "",
     public cursor = 0,
   ) {}
+
+  getSelection(): string {
+    return this.selected;
+  }
 
   replaceSelection(insert: string): void {
     this.text = this.text.slice(0, this.cursor) + insert + this.text.slice(this.cursor);
@@ -104,7 +111,12 @@ export function statusOf(notes: number, pending = 0, note: SidecarStatus["note"]
 /** The status poller's timers never fire on their own here: tests call `view.poller.poll()`. */
 const stillClock: Clock = { now: () => Date.now(), setTimeout: () => 0, clearTimeout: () => undefined };
 
-export function setup(settings: Partial<VaultRagSettings> = {}, threads: StoredThreads = {}, history: ThreadList[] = []) {
+export function setup(
+  settings: Partial<VaultRagSettings> = {},
+  threads: StoredThreads = {},
+  history: ThreadList[] = [],
+  host: Pick<AskViewHost, "sidecar"> = {},
+) {
   const feeds: Feed[] = [];
   const statusReply: { current: SidecarStatus | Error } = { current: statusOf(24) };
   const client = {
@@ -153,7 +165,21 @@ export function setup(settings: Partial<VaultRagSettings> = {}, threads: StoredT
       getActiveViewOfType: vi.fn(() => null),
       getMostRecentLeaf: vi.fn((): unknown => null),
     },
-    vault: { getAbstractFileByPath: vi.fn((path: string) => new shim.TFile(path)), adapter: new shim.FileSystemAdapter("/home/me/My Vault") },
+    vault: {
+      getAbstractFileByPath: vi.fn((path: string) => new shim.TFile(path)),
+      adapter: new shim.FileSystemAdapter("/home/me/My Vault"),
+      /** The vault's notes (for the empty state's example questions); none unless a test adds them. */
+      getMarkdownFiles: vi.fn((): shim.TFile[] => []),
+    },
+    /** Draft links to Lumen; Ideas links to Draft (a backlink). */
+    metadataCache: {
+      getFileCache: vi.fn((_file: shim.TFile): { headings?: { heading: string; level: number }[] } | null => null),
+      resolvedLinks: {
+        "Notes/Draft.md": { "Rendering/Lumen.md": 2, "image.png": 1 },
+        "Notes/Ideas.md": { "Notes/Draft.md": 1 },
+        "Rendering/Lumen.md": {},
+      } as Record<string, Record<string, number>>,
+    },
   };
   const noteLeaf = new shim.WorkspaceLeaf(app);
   const noteView = new shim.MarkdownView(noteLeaf, editor, new shim.TFile("Notes/Draft.md"));
@@ -168,6 +194,7 @@ export function setup(settings: Partial<VaultRagSettings> = {}, threads: StoredT
     settings: () => ({ ...DEFAULT_SETTINGS, ...settings }),
     reportError: (error) => errors.push(error),
     clock: stillClock,
+    ...host,
   });
   document.body.appendChild(view.containerEl);
   const q = (testid: string) => view.containerEl.querySelector(`[data-testid="${testid}"]`) as HTMLElement;
