@@ -17,7 +17,7 @@ await esbuild.build({
   platform: "browser",
   target: "es2022",
   sourcemap: "inline",
-  alias: { obsidian: path.join(root, "tests/__mocks__/obsidian.ts") },
+  alias: { obsidian: path.join(root, "tests/browser/obsidian.ts") },
   logLevel: "info",
 });
 await copyFile(path.join(root, "tests/browser/pane.html"), path.join(out, "pane.html"));

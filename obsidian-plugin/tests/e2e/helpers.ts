@@ -143,6 +143,12 @@ export interface Sidecar {
   log(): string;
   /** Authenticated JSON request to the sidecar (no `Origin`, so CORS does not apply). */
   request(method: string, route: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  /** End the process, keeping the vault copy and the data dir (a plugin-started sidecar reuses them). */
+  kill(): Promise<void>;
+  /** The environment the sidecar ran with (its settings file, CORS origins). */
+  env: NodeJS.ProcessEnv;
+  /** The arguments after the Python executable (`-m vault_rag serve --vault … --data-dir … --port …`). */
+  args: string[];
   stop(): Promise<void>;
 }
 
@@ -203,11 +209,8 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     VAULT_RAG_CONFIG: config,
     VAULT_RAG_SERVER_CORS_ORIGINS: JSON.stringify(options.origins),
   });
-  const child: ChildProcess = spawn(
-    python,
-    ["-m", "vault_rag", "serve", "--vault", vault, "--data-dir", dataDir, "--port", String(port)],
-    { env, cwd: tmp, stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
+  const args = ["-m", "vault_rag", "serve", "--vault", vault, "--data-dir", dataDir, "--port", String(port)];
+  const child: ChildProcess = spawn(python, args, { env, cwd: tmp, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let stdout = "";
   const lines: string[] = [];
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
@@ -227,9 +230,9 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const emergencyKill = () => killGroup(child, "SIGKILL");
   process.once("exit", emergencyKill);
 
-  let stopped: Promise<void> | null = null;
-  const stop = () =>
-    (stopped ??= (async () => {
+  let killed: Promise<void> | null = null;
+  const kill = () =>
+    (killed ??= (async () => {
       process.removeListener("exit", emergencyKill);
       if (exited === null) {
         killGroup(child, "SIGTERM");
@@ -239,6 +242,11 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
           await exit;
         }
       }
+    })());
+  let stopped: Promise<void> | null = null;
+  const stop = () =>
+    (stopped ??= (async () => {
+      await kill();
       await rm(tmp, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
     })());
 
@@ -290,7 +298,105 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     await stop();
     throw new SidecarStartError(`${message}\n--- sidecar log ---\n${logged}`, logged);
   }
-  return { url, port, token, vault, dataDir, log, request, stop };
+  return { url, port, token, vault, dataDir, log, request, kill, env, args, stop };
+}
+
+// -- the launcher the plugin gets in the page ------------------------------------------------------
+
+/** The page calls these (`tests/browser/pane-entry.ts` `exposedLauncher`). */
+interface PageLike {
+  exposeFunction(name: string, callback: (...args: never[]) => unknown): Promise<unknown>;
+  evaluate(script: string): Promise<unknown>;
+}
+
+/**
+ * Give the page's plugin a launcher that starts real processes here (the supervisor's
+ * `Launcher`, over playwright's `exposeFunction`): `__vaultRagSpawn` starts `argv` with `env`
+ * added to `baseEnv` (own process group), its output and exit are delivered to
+ * `window.__vaultRagLauncher`; `__vaultRagStop` ends one (SIGTERM, SIGKILL after 15 s);
+ * `__vaultRagRun` runs one to the end. Returns what is still running, to end after the test.
+ */
+export async function exposeLauncher(page: PageLike, baseEnv: NodeJS.ProcessEnv): Promise<{ running: Map<string, ChildProcess>; stopAll(): Promise<void> }> {
+  const running = new Map<string, ChildProcess>();
+  const deliver = (call: string) => page.evaluate(call).catch(() => undefined); // the page may be gone
+  const ended = new Map<string, Promise<void>>();
+  await page.exposeFunction("__vaultRagSpawn", ((id: string, argv: string[], cwd: string | null, env: Record<string, string>) => {
+    const [program, ...args] = argv as [string, ...string[]];
+    const child = spawn(program, args, { cwd: cwd ?? undefined, env: { ...baseEnv, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    running.set(id, child);
+    const emergencyKill = () => killGroup(child, "SIGKILL");
+    process.once("exit", emergencyKill);
+    for (const [stream, name] of [[child.stdout, "out"], [child.stderr, "err"]] as const) {
+      stream?.setEncoding("utf8").on("data", (text: string) => {
+        void deliver(`window.__vaultRagLauncher?.output(${JSON.stringify(id)}, ${JSON.stringify(name)}, ${JSON.stringify(text)})`);
+      });
+    }
+    ended.set(
+      id,
+      new Promise<void>((resolve) => {
+        const finish = (exit: { code: number | null; signal: string | null; error?: string }) => {
+          process.removeListener("exit", emergencyKill);
+          running.delete(id);
+          void deliver(`window.__vaultRagLauncher?.exit(${JSON.stringify(id)}, ${JSON.stringify(exit)})`).finally(resolve);
+        };
+        child.once("exit", (code, signal) => finish({ code, signal }));
+        child.once("error", (error) => finish({ code: null, signal: null, error: `could not be started: ${error.message}` }));
+      }),
+    );
+  }) as never);
+  const stopOne = async (id: string) => {
+    const child = running.get(id);
+    if (child !== undefined) {
+      killGroup(child, "SIGTERM");
+      const timer = setTimeout(() => killGroup(child, "SIGKILL"), 15_000);
+      await ended.get(id);
+      clearTimeout(timer);
+    }
+  };
+  await page.exposeFunction("__vaultRagStop", ((id: string) => stopOne(id)) as never);
+  await page.exposeFunction("__vaultRagRun", (async (argv: string[], cwd: string | null, env: Record<string, string>, timeoutMs: number) => {
+    const [program, ...args] = argv as [string, ...string[]];
+    try {
+      const { stdout, stderr } = await run(program, args, { cwd: cwd ?? undefined, env: { ...baseEnv, ...env }, timeout: timeoutMs });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const failed = error as { code?: unknown; stdout?: string; stderr?: string };
+      return { code: typeof failed.code === "number" ? failed.code : null, stdout: failed.stdout ?? "", stderr: failed.stderr ?? String(error) };
+    }
+  }) as never);
+  return { running, stopAll: async () => void (await Promise.all([...running.keys()].map(stopOne))) };
+}
+
+// -- the vault's metadata for the page ------------------------------------------------------------
+
+/**
+ * What Obsidian's `metadataCache` would hold for the vault copy, for the page (`&metadata=`):
+ * each note's headings (the repository's own CachedMetadata generator,
+ * scripts/gen_cached_metadata.py, on the resolver's markdown-it parser), its mtime, and
+ * `resolvedLinks` (its `[[links]]` resolved the way Obsidian does, the sidecar's `NoteIndex`).
+ */
+export async function vaultMetadata(python: string, vault: string, out: string): Promise<void> {
+  const script = [
+    "import json, os, sys",
+    `sys.path.insert(0, ${JSON.stringify(path.join(REPO_ROOT, "scripts"))})`,
+    "from gen_cached_metadata import note_metadata",
+    "from vault_rag.vault.links import NoteIndex, parse_link",
+    "from vault_rag.vault.reader import iter_note_paths, read_note",
+    "vault = sys.argv[1]",
+    "paths = list(iter_note_paths(__import__('pathlib').Path(vault)))",
+    "index = NoteIndex(paths)",
+    "notes, resolved = {}, {}",
+    "for p in paths:",
+    "    meta = note_metadata(read_note(__import__('pathlib').Path(vault), p).text)",
+    "    notes[p] = {'mtime': int(os.stat(os.path.join(vault, p)).st_mtime * 1000),",
+    "                'headings': [{'heading': h['heading'], 'level': h['level']} for h in meta.get('headings', [])]}",
+    "    links = resolved.setdefault(p, {})",
+    "    for link in meta.get('links', []):",
+    "        target = index.resolve(parse_link(link['link'])[0], p) if parse_link(link['link'])[0] else None",
+    "        if target: links[target] = links.get(target, 0) + 1",
+    "json.dump({'notes': notes, 'resolvedLinks': resolved}, open(sys.argv[2], 'w', encoding='utf-8'), ensure_ascii=False)",
+  ].join("\n");
+  await run(python, ["-c", script, vault, out], { env: sidecarEnv({}) });
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -426,15 +532,20 @@ export const RECORDER_SCRIPT = `
 `;
 
 /**
- * Runs in the page once it is mounted: wraps the pane's client so every stream event the pane
- * receives is also recorded (type, time, delta length, the final answer and its id).
+ * Runs in the page once it is mounted (again after a reload: a new page has a new client): wraps
+ * the pane's client so every request (in \`requests\`) and every stream event the pane receives
+ * is also recorded (type, time, delta length, the final answer and its id).
  */
 export const STREAM_TAP_SCRIPT = `
 (() => {
   const e2e = window.__e2e;
   const client = window.vaultRag.client;
+  if (client.__tapped) return true;
+  client.__tapped = true;
+  e2e.requests = e2e.requests || [];
   const ask = client.ask.bind(client);
   client.ask = async function* (request, signal) {
+    e2e.requests.push(JSON.parse(JSON.stringify(request)));
     for await (const event of ask(request, signal)) {
       const t = Math.round(performance.now() - e2e.t0);
       const entry = { type: event.type, t };

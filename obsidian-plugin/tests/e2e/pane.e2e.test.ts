@@ -14,7 +14,12 @@
  * in docs/images/) and resumes the first; "Insert" writes the answer at the caret of the page's
  * stand-in editor. The pane's index line shows the sidecar's note count, and a second page on a
  * port where nothing listens shows the empty state with the command that starts the sidecar
- * (`test-output/e2e/sidecar-down.png`). `test-output/e2e/pane.png` is the page at the end; on a failure the page
+ * (`test-output/e2e/sidecar-down.png`). Then "Ask about this note" on a note opened in the page's
+ * editor, with a selected line (`pane-note.png`); the related-notes view for that note and for the
+ * next active one (`related.png`); and, with the sidecar stopped, a page with no token whose
+ * empty state starts the real `vault-rag serve` through the plugin's supervisor and a launcher
+ * the test runner exposes (`sidecar-start.png`), answers, and stops it on unload.
+ * `test-output/e2e/pane.png` is the page at the end; on a failure the page
  * HTML, a screenshot and the sidecar's log are saved next to it.
  *
  * Needs the sidecar's Python (`VAULT_RAG_PYTHON`, else `../.venv/bin/python`) and
@@ -29,10 +34,12 @@ import path from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, onTestFailed, test } from "vitest";
 
+import { quoteArg } from "../../src/sidecar/command";
 import {
   ARTIFACT_DIR,
   CHROMIUM_ARGS,
   clearArtifacts,
+  exposeLauncher,
   findEnvironment,
   freePort,
   markdownFiles,
@@ -47,6 +54,7 @@ import {
   SidecarStartError,
   startSidecar,
   STREAM_TAP_SCRIPT,
+  vaultMetadata,
   waitForIndex,
 } from "./helpers";
 
@@ -57,6 +65,9 @@ const SECOND_QUESTION = "Lumen 和 Nanite 分别解决什么问题？";
 const EXPECTED_NOTE = "C++/UObject 与 GC";
 /** The sidecar's default `answers_folder`. */
 const ANSWERS_FOLDER = "Vault RAG Answers";
+/** The note "Ask about this note" and the related-notes view are tried on, and the next one. */
+const FOCUS_NOTE = "Rendering/Lumen 与 Nanite.md";
+const OTHER_NOTE = "C++/UObject 与 GC.md";
 const INDEX_TIMEOUT_MS = 10 * 60_000;
 const ANSWER_TIMEOUT_MS = 3 * 60_000;
 
@@ -64,6 +75,7 @@ const env = findEnvironment();
 const required = process.env.VAULT_RAG_E2E_REQUIRED === "1";
 
 interface Recorded {
+  requests?: { question: string; note?: { path: string; selection?: string; links?: string[] } }[];
   progress: { t: number; text: string }[];
   answers: { t: number; text: string }[];
   events: { type: string; t: number; chars?: number; node?: string | null; message?: string }[];
@@ -100,6 +112,12 @@ if (env.skipReason && !required) {
     const consoleLines: string[] = [];
     const routes = { feedback: false, promote: false };
     let answered = false;
+    let launcher: Awaited<ReturnType<typeof exposeLauncher>> | null = null;
+    /** The vault's metadata as the page's metadataCache holds it. */
+    let metadata: { notes: Record<string, { headings: { heading: string }[] }>; resolvedLinks: Record<string, Record<string, number>> } = {
+      notes: {},
+      resolvedLinks: {},
+    };
 
     /** The page HTML, a screenshot, the browser console and the sidecar log, for a failure. */
     async function saveFailure(what: string, error?: unknown): Promise<void> {
@@ -140,6 +158,8 @@ if (env.skipReason && !required) {
           `[e2e] sidecar on ${sidecar.url}: ${status.notes} notes, ${status.chunks} chunks indexed in ` +
             `${Math.round((Date.now() - started) / 1000)} s; page on ${pages.origin}`,
         );
+        await vaultMetadata(env.python, sidecar.vault, path.join(PAGE_DIR, "vault-metadata.json"));
+        metadata = JSON.parse(await readFile(path.join(PAGE_DIR, "vault-metadata.json"), "utf8")) as typeof metadata;
         routes.feedback = await postRouteExists(sidecar, "/v1/answers/e2e-probe/feedback");
         routes.promote = await postRouteExists(sidecar, "/v1/answers/e2e-probe/promote");
 
@@ -155,7 +175,7 @@ if (env.skipReason && !required) {
         page.on("pageerror", (error) => pageErrors.push(`${error.name}: ${error.message}`));
         page.on("console", (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
         await page.addInitScript(RECORDER_SCRIPT);
-        const query = new URLSearchParams({ url: sidecar.url, token: sidecar.token });
+        const query = new URLSearchParams({ url: sidecar.url, token: sidecar.token, metadata: "vault-metadata.json", related: "1" });
         await page.goto(`${pages.origin}/pane.html?${query.toString()}`);
         await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
         expect(await page.evaluate(STREAM_TAP_SCRIPT)).toBe(true);
@@ -176,6 +196,7 @@ if (env.skipReason && !required) {
       } catch (error) {
         console.warn(`[e2e] no screenshot: ${String(error)}`);
       }
+      await launcher?.stopAll();
       await context?.close().catch((error: unknown) => console.warn(`[e2e] closing Chromium: ${String(error)}`));
       await sidecar?.stop();
       await pages?.close();
@@ -244,6 +265,14 @@ if (env.skipReason && !required) {
       }
       // The extractive answer quotes the sample vault's UObject/GC note (UPROPERTY, TObjectPtr…).
       expect(answer).toMatch(/UPROPERTY|TObjectPtr|GC/);
+      // Rendered as CommonMark: every fenced block of the answer's markdown is a code block in
+      // the DOM (quoted ones inside their quote), every "> " quote a blockquote.
+      const markdown = rec.final?.answer ?? "";
+      const fences = markdown.split("\n").filter((line) => /^(> ?)*```/.test(line.trim())).length / 2;
+      expect(await turn.locator(`${sel("answer")} pre > code`).count()).toBe(fences);
+      if (/^> /m.test(markdown)) expect(await turn.locator(`${sel("answer")} blockquote`).count()).toBeGreaterThan(0);
+      if (/^> .*```/m.test(markdown)) expect(await turn.locator(`${sel("answer")} blockquote pre > code`).count()).toBeGreaterThan(0);
+      expect(await turn.locator(`${sel("answer")} p`).evaluateAll((ps) => ps.filter((el) => el.textContent?.trim().startsWith(">")).length)).toBe(0);
 
       // Citations: links to real notes and headings of the vault copy, the expected note among them.
       const hrefs: string[] = [];
@@ -368,6 +397,15 @@ if (env.skipReason && !required) {
       // New chat, another question: a second conversation.
       await p.locator(sel("new-conversation")).click();
       await expect.poll(() => p.locator(sel("turn")).count()).toBe(0);
+      // The empty state offers example questions made from the vault's own headings.
+      const examples = p.locator(sel("empty-example"));
+      await expect.poll(() => examples.count()).toBe(3);
+      for (const button of await examples.all()) {
+        const from = (await button.getAttribute("data-path")) ?? "";
+        const headings = (metadata.notes[from]?.headings ?? []).map((h) => h.heading);
+        const text = (await button.textContent()) ?? "";
+        expect(headings.some((heading) => text.includes(heading)), `${text} from ${from}: ${JSON.stringify(headings)}`).toBe(true);
+      }
       await p.locator(sel("question")).fill(SECOND_QUESTION);
       await p.locator(sel("ask")).click();
       await p.waitForFunction(LAST_TURN_DONE, undefined, { timeout: ANSWER_TIMEOUT_MS, polling: 100 });
@@ -448,5 +486,126 @@ if (env.skipReason && !required) {
       }
       expect(pageErrors).toEqual([]);
     }, 90_000);
+
+    test("asks about the active note: its passages first, and the turn says it used it", async () => {
+      onTestFailed(() => saveFailure("ask-about-note"));
+      const p = page!;
+      const text = await readFile(path.join(sidecar!.vault, FOCUS_NOTE), "utf8");
+      await p.evaluate(([note, body]) => window.vaultRag?.openNote(note as string, body as string), [FOCUS_NOTE, text]);
+      expect(await p.evaluate(STREAM_TAP_SCRIPT)).toBe(true); // the page was reloaded: tap its new client
+      await p.locator(sel("new-conversation")).click();
+      await expect.poll(() => p.locator(sel("note-toggle-label")).textContent()).toBe("Ask about “Lumen 与 Nanite”");
+      await p.locator(sel("note-toggle")).check();
+      // A line of the note selected in its editor goes with the question.
+      const selected = "在 Static Mesh 编辑器里勾 `Enable Nanite Support`";
+      const start = text.indexOf(selected);
+      expect(start).toBeGreaterThan(0);
+      await p.locator(sel("editor")).evaluate((el, [from, to]) => (el as HTMLTextAreaElement).setSelectionRange(from as number, to as number), [start, start + selected.length]);
+      await p.locator(sel("question")).fill("这篇笔记讲了什么？");
+      await p.locator(sel("ask")).click();
+      const turn = p.locator(sel("turn")).last();
+      await expect.poll(() => turn.locator(sel("turn-focus")).textContent()).toBe("Using “Lumen 与 Nanite” and the selection");
+      await p.waitForFunction(LAST_TURN_DONE, undefined, { timeout: ANSWER_TIMEOUT_MS, polling: 100 });
+      expect(await turn.locator(sel("error")).isVisible()).toBe(false);
+      const rec = await recorded();
+      // Sent with the question: the note, the selected line, its links both ways (resolvedLinks).
+      const links = Object.keys(metadata.resolvedLinks[FOCUS_NOTE] ?? {});
+      for (const [source, targets] of Object.entries(metadata.resolvedLinks)) if (FOCUS_NOTE in targets) links.push(source);
+      expect(rec.requests?.at(-1)?.note).toEqual({ path: FOCUS_NOTE, selection: selected, links: [...new Set(links)] });
+      expect(rec.events.some((e) => e.type === "progress" && e.node === "focus")).toBe(true);
+      const focus = (await turn.locator(sel("turn-focus")).textContent()) ?? "";
+      expect(focus).toMatch(/^Used “Lumen 与 Nanite”: [1-9]\d* sources? from it/);
+      const hrefs = await turn.locator(`${sel("citation")}[data-kind="vault"]`).evaluateAll((els) => els.map((el) => el.getAttribute("data-href") ?? ""));
+      expect(hrefs[0], JSON.stringify(hrefs)).toMatch(/^Rendering\/Lumen 与 Nanite(#|$)/);
+      expect(await turn.locator(sel("answer")).innerText()).toMatch(/Nanite/);
+      expect(pageErrors).toEqual([]);
+      // The pane as users see it: the question about the note, the rendered answer, its sources.
+      await p.locator("#app").screenshot({ path: path.join(ARTIFACT_DIR, "pane-note.png") });
+    }, ANSWER_TIMEOUT_MS + 60_000);
+
+    test("the related-notes view lists notes of the vault for the active note and follows it", async () => {
+      onTestFailed(() => saveFailure("related"));
+      const p = page!;
+      const related = p.locator("#related");
+      const listed = async () => related.locator(sel("related-item")).evaluateAll((els) => els.map((el) => el.getAttribute("data-path") ?? ""));
+      await expect.poll(() => related.locator(sel("related-title")).textContent(), { timeout: 30_000 }).toBe("Related to Lumen 与 Nanite");
+      await expect.poll(async () => (await listed()).length, { timeout: 30_000 }).toBeGreaterThanOrEqual(3);
+      const first = await listed();
+      expect(first).not.toContain(FOCUS_NOTE);
+      for (const note of first) expect(metadata.notes[note], `${note} is a note of the vault`).toBeDefined();
+      // ↔ marks exactly the listed notes the note links to.
+      const marked = await related.locator(sel("related-item")).evaluateAll((els) =>
+        els.filter((el) => el.querySelector('[data-testid="related-linked"]')).map((el) => el.getAttribute("data-path") ?? ""),
+      );
+      expect(marked.sort()).toEqual(first.filter((note) => note in (metadata.resolvedLinks[FOCUS_NOTE] ?? {})).sort());
+      await related.screenshot({ path: path.join(ARTIFACT_DIR, "related.png") });
+
+      // Another note becomes active: the list follows it.
+      const text = await readFile(path.join(sidecar!.vault, OTHER_NOTE), "utf8");
+      await p.evaluate(([note, body]) => window.vaultRag?.openNote(note as string, body as string), [OTHER_NOTE, text]);
+      await expect.poll(() => related.locator(sel("related-title")).textContent(), { timeout: 30_000 }).toBe("Related to UObject 与 GC");
+      await expect.poll(async () => JSON.stringify(await listed()), { timeout: 30_000 }).not.toBe(JSON.stringify(first));
+      const second = await listed();
+      expect(second.length).toBeGreaterThanOrEqual(3);
+      expect(second).not.toContain(OTHER_NOTE);
+      // A click opens the note at its matching passage's line.
+      await related.locator(sel("related-item")).first().click();
+      const opened = (await p.evaluate("window.vaultRag.links.at(-1)")) as { linktext: string; newLeaf: unknown; line: number | null };
+      expect(opened.linktext).toBe((second[0] ?? "").replace(/\.md$/, ""));
+      expect(opened.newLeaf).toBe(false);
+      expect(opened.line).toBeGreaterThanOrEqual(0);
+      expect(pageErrors).toEqual([]);
+    }, 120_000);
+
+    test("with the sidecar down the empty state starts it, and the pane works without a pasted token", async () => {
+      onTestFailed(() => saveFailure("start-sidecar"));
+      const side = sidecar!;
+      await side.kill(); // down; its vault copy and index stay, as on a user's disk
+      const down = await context!.newPage();
+      down.on("pageerror", (error) => pageErrors.push(`${error.name}: ${error.message}`));
+      launcher = await exposeLauncher(down, side.env);
+      const command = [env.python, ...side.args].map(quoteArg).join(" ");
+      // No token: the plugin has never been given one.
+      const query = new URLSearchParams({ url: side.url, vault: side.vault, launch: "1", command, metadata: "vault-metadata.json" });
+      await down.goto(`${pages!.origin}/pane.html?${query.toString()}`);
+      await down.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+      await expect.poll(() => down.locator(sel("empty-title")).textContent(), { timeout: 30_000 }).toBe("The Vault RAG sidecar is not running");
+      expect(await down.locator(sel("empty-command")).textContent()).toBe(command);
+      expect(await down.locator(sel("empty-start")).isVisible()).toBe(true);
+      await down.locator("#app").screenshot({ path: path.join(ARTIFACT_DIR, "sidecar-start.png") });
+
+      await down.locator(sel("empty-start")).click();
+      await expect.poll(() => down.locator(sel("empty-title")).textContent(), { timeout: 30_000 }).toMatch(/^(Starting the sidecar…|Ask your vault)$/);
+      await expect.poll(() => down.locator(sel("empty-title")).textContent(), { timeout: 180_000, interval: 500 }).toBe("Ask your vault");
+      expect(await down.evaluate("window.vaultRag.supervisor.state")).toEqual({ kind: "running", ours: true, tokenProblem: null });
+      // The token came from the sidecar's handshake: the one in its data dir, never pasted.
+      expect(await down.evaluate("window.vaultRag.settings.token")).toBe(side.token);
+      await expect.poll(() => down.locator(sel("index-status")).textContent(), { timeout: 40_000 }).toMatch(/^\d+ notes indexed/);
+
+      await down.locator(sel("question")).fill(SECOND_QUESTION);
+      await down.locator(sel("ask")).click();
+      await down.waitForFunction(LAST_TURN_DONE, undefined, { timeout: ANSWER_TIMEOUT_MS, polling: 100 });
+      const turn = down.locator(sel("turn")).last();
+      expect(await turn.locator(sel("error")).isVisible()).toBe(false);
+      expect(await turn.locator(sel("citation")).count()).toBeGreaterThan(0);
+
+      // Its log, in the modal: what ran and what it printed, without the token.
+      await down.evaluate("window.vaultRag.showLog()");
+      const log = (await down.locator(sel("sidecar-log")).textContent()) ?? "";
+      expect(log).toContain(`[vault-rag plugin] starting: ${env.python}`);
+      expect(log).toContain("vault-rag-handshake [received]");
+      expect(log).not.toContain(side.token);
+      // Unloading the plugin stops the sidecar it started.
+      await down.evaluate("window.vaultRag.unload()");
+      await expect.poll(async () => {
+        try {
+          return (await fetch(`${side.url}/v1/health`, { signal: AbortSignal.timeout(2_000) })).ok;
+        } catch {
+          return false;
+        }
+      }, { timeout: 30_000 }).toBe(false);
+      expect(launcher.running.size).toBe(0);
+      expect(pageErrors).toEqual([]);
+    }, ANSWER_TIMEOUT_MS + 5 * 60_000);
   });
 }
