@@ -53,8 +53,10 @@ def test_a_failed_question_run_raises_for_its_caller():
     assert asyncio.run(graph.aget_state(config)).values.get("messages", []) == []
 
 
-def test_a_failed_parallel_task_fails_the_run_with_its_own_error():
-    """A `Send` task's handler sees the task payload, not the state: it re-raises the error."""
+def test_a_send_task_that_still_raises_fails_with_its_own_error():
+    """Parallel tasks record their failures (`nodes/tasks.py`, `test_graph_task_failures.py`);
+    should one raise all the same, its handler sees the task payload, not the state, and
+    re-raises the error."""
     failure = NodeError(node="retrieve_vault", error=ValueError("the store is gone"))
     with pytest.raises(ValueError, match="the store is gone"):
         asyncio.run(reply_with_error({"aspect": 0, "query": "q"}, failure))

@@ -75,11 +75,18 @@ def test_other_reducers():
     assert [a["aspect"] for a in merge_aspect_answers([one], [zero])] == [0, 1]
     assert add_notes(["x"], ["y", "x"]) == ["x", "y"]
     assert first_reason("", "down") == "down" and first_reason("down", "other") == "down"
+    # An empty write starts over (the first node of a turn); None leaves the value alone.
+    assert add_notes(["x"], []) == [] and add_notes(["x"], None) == ["x"]
+    assert merge_aspect_answers([one], []) == []
+    assert merge_documents([vdoc("a", "N", "H")], []) == []
+    assert first_reason("down", "") == ""
+    assert add_usage({**zero_usage(), "llm_calls": 3}, zero_usage()) == zero_usage()
 
 
 def test_a_turn_starts_with_empty_per_turn_state():
-    """`take_question` empties the reducer fields through the real channels (LangGraph's
-    `Overwrite`), and its update carries no private marker a client would see."""
+    """`take_question` empties the reducer fields through the real channels (an empty write
+    starts each accumulator over), and its update is the plain empty values: no private marker
+    and no LangGraph `Overwrite` a client would see."""
     builder = StateGraph(State)
     builder.add_node(take_question)
     builder.add_edge(START, "take_question")
@@ -102,6 +109,10 @@ def test_a_turn_starts_with_empty_per_turn_state():
     assert after["degraded"] == "" and after["usage"] == zero_usage()
     assert after["user_question"] == "next question"
     assert "clear" not in str(updates) and "reset" not in str(updates)
+    written = updates[0]["take_question"]
+    assert written["notes"] == [] and type(written["notes"]) is list
+    assert written["usage"] == zero_usage() and written["degraded"] == ""
+    assert "Overwrite" not in repr(updates)
 
 
 # -- node helpers ----------------------------------------------------------------------------

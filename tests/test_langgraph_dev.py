@@ -176,9 +176,15 @@ def test_a_thread_in_agent_chat_ui_shape_gets_cited_answers(server):
     assert values["citations"], values
     assert values["citations"][0]["note_path"] == "Networking/Replication and RPCs.md"
     first_id = values["answer_id"]
-    # No internal reducer markers in what Studio shows as state updates.
-    updates = json.dumps([data for name, data in first if name == "updates"])
+    # No internal reducer markers in what Studio shows as state updates: the first step's
+    # update empties the per-turn fields with plain empty values (the server shows the output
+    # schema's fields there).
+    streamed = [data for name, data in first if name == "updates"]
+    updates = json.dumps(streamed)
     assert '"clear"' not in updates and '"reset"' not in updates, updates
+    assert "__overwrite__" not in updates, updates
+    started = next(u["take_question"] for u in streamed if "take_question" in u)
+    assert started["notes"] == [] and started["usage"]["llm_calls"] == 0, started
 
     # The follow-up joins the conversation (the thread holds both turns) and is answered too,
     assert not any("hybrid mode" in n for n in values["notes"]), values["notes"]

@@ -24,7 +24,8 @@ Usage::
 A reply may also be a callable ``(request_body) -> ChatReply | ErrorReply | str`` for answers
 that depend on the request. With the queue empty, `default_chat_reply` is used; if that is
 None the server answers HTTP 400 (not retried by openai-python), so a missing script fails fast.
-`queue_error` makes the next request to an endpoint fail (e.g. a 500 or 429).
+`queue_error` makes the next request to an endpoint fail (e.g. a 500 or 429);
+`embedding_error` (a callable of one request's inputs) fails the embeddings requests it picks.
 `unused_base_url()` gives a URL nobody listens on, for "server is down" tests.
 """
 
@@ -71,6 +72,9 @@ class ChatReply:
     finish_reason: str | None = None  # default: "tool_calls" when there are tool calls, else "stop"
     chunks: list[str] | None = None  # how to split `content` when streaming; default: by words
     usage: dict[str, int] | None = None  # default: rough counts
+    # Streaming only: after this many content pieces the stream sends a truncated, unparsable
+    # ``data:`` line and ends (a server that crashed mid-answer or garbled its output).
+    garbled_after: int | None = None
 
     @classmethod
     def json(cls, obj: Any, **kwargs: Any) -> ChatReply:
@@ -144,6 +148,8 @@ class FakeOpenAIServer:
         self.max_batch = max_batch
         self.force_float = force_float
         self.default_chat_reply: Reply | None = None
+        # Called with each embeddings request's inputs: an ErrorReply fails that request.
+        self.embedding_error: Callable[[list[Any]], ErrorReply | None] | None = None
         self.ignore_stream_options = False  # no usage chunk when streaming (llama-cpp-python)
         self.delay = 0.0  # seconds to wait before answering any request
         self.chunk_delay = 0.0  # seconds between SSE chunks
@@ -407,6 +413,10 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             )
             return
+        failure = fake.embedding_error(inputs) if fake.embedding_error else None
+        if failure is not None:
+            self._send_error(failure)
+            return
         dimension = int(body.get("dimensions") or fake.dimension)
         as_base64 = body.get("encoding_format") == "base64" and not fake.force_float
         data = []
@@ -479,7 +489,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")  # no Content-Length: the body ends at close
         self.end_headers()
         self.close_connection = True
-        for payload in _stream_payloads(head, reply, calls, finish, usage):
+        for sent, payload in enumerate(_stream_payloads(head, reply, calls, finish, usage)):
+            if reply.garbled_after is not None and sent > reply.garbled_after:
+                line = json.dumps(payload, ensure_ascii=False)
+                self.wfile.write(f"data: {line[: len(line) // 2]}\n\n".encode())
+                self.wfile.flush()
+                return
             self.wfile.write(f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode())
             self.wfile.flush()
             if self.fake.chunk_delay:

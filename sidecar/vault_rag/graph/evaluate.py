@@ -89,6 +89,12 @@ class AnswerRecord:
     first_token_s: float | None  # time to the first streamed answer text
     total_s: float
     error: str = ""
+    # What explains a miss: how strongly the question matched the notes (`classify_intent`),
+    # the aspects searched, what the guards and fallbacks said, the steps that ran.
+    evidence: str = ""
+    aspect_questions: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -144,9 +150,12 @@ async def evaluate_one(item: QAItem, resources: Resources) -> AnswerRecord:
     first: float | None = None
     final: dict[str, Any] = {}
     error = ""
+    evidence = ""
     async for event in run_question(item.question, resources):
         if event.event == "delta" and first is None and event.data.get("text", "").strip():
             first = time.perf_counter() - started
+        elif event.event == "progress" and event.data.get("node") == "classify_intent":
+            evidence = str(event.data.get("evidence", ""))
         elif event.event == "final":
             final = event.data
         elif event.event == "error":
@@ -170,6 +179,10 @@ async def evaluate_one(item: QAItem, resources: Resources) -> AnswerRecord:
         first_token_s=round(first, 3) if first is not None else None,
         total_s=round(total, 3),
         error=error,
+        evidence=evidence,
+        aspect_questions=[str(a.get("question", "")) for a in final.get("aspects", [])],
+        notes=list(final.get("notes", [])),
+        nodes=list(final.get("nodes", [])),
     )
 
 

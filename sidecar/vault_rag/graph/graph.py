@@ -19,8 +19,10 @@
     `messages`.
 
 A step that raises ends a chat turn (`messages` input) with an error reply in `messages`
-(`reply_with_error`); a plain `question` run, or a failed parallel (`Send`) task, fails as
-before, for the caller (`run.py`) to report.
+(`reply_with_error`); a plain `question` run fails, for the caller (`run.py`) to report. A
+failed parallel (`Send`) task does not fail the run: the turn goes on without that search or
+that aspect, with a note, and only when nothing is left does the joining step fail
+(`nodes/tasks.py`).
 
 With no model configured (or after the model server failed) the same nodes run their
 deterministic versions: on-topic, the question as is, one aspect, the top-scored chunks and an

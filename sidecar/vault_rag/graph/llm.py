@@ -11,8 +11,8 @@ Two calls are all the graph needs:
   then `StructuredOutputError` — never a loop.
 * `ChatProvider.text(messages, on_delta)` — streamed plain text.
 
-Transport failures (server down, timeout, HTTP errors after the client's own retries) become
-`LLMUnavailable`; the nodes then fall back to their deterministic versions.
+Transport failures (server down, timeout, HTTP errors after the client's own retries, a
+garbled stream) become `LLMUnavailable`; the nodes then fall back to their deterministic versions.
 """
 
 from __future__ import annotations
@@ -146,6 +146,10 @@ class ChatProvider:
                 final = chunk if final is None else final + chunk
         except (openai.APIError, httpx.HTTPError) as exc:
             raise LLMUnavailable(_describe(exc), usage) from exc
+        except json.JSONDecodeError as exc:  # a garbled or truncated stream chunk
+            raise LLMUnavailable(
+                f"the model server sent an unreadable reply ({_short(exc)})", usage
+            ) from exc
         prompt_tokens, completion_tokens = usage_of_message(final)
         if not prompt_tokens and not completion_tokens:
             # Some servers (llama-cpp-python) send no usage while streaming: estimate it, one

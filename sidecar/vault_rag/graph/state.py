@@ -2,8 +2,16 @@
 
 Everything stored here is plain data (dicts, lists, strings, LangChain messages) so the SQLite
 checkpointer can persist a thread without custom serialisers. Fields that parallel tasks write
-(`documents`, `aspect_answers`, `notes`, `usage`) have explicit reducers; the first node of a
-turn empties them with LangGraph's `Overwrite`, so nothing leaks from one question into the next.
+(`documents`, `aspect_answers`, `failures`, `degraded`, `notes`, `usage`) have explicit reducers
+that accumulate within a turn.
+
+A turn starts empty: the first node (`take_question`) writes each accumulator's empty value
+(`[]`, `""`, zero usage), and the reducer takes an empty write as "start over". So nothing
+leaks from one question into the next, and what a client streams (`stream_mode="updates"`,
+LangGraph Studio) is always of the field's own type: no private "clear" markers and no
+LangGraph `Overwrite` wrappers (which reach JSON clients as `{"value": ..., "type":
+"__overwrite__"}`). The rule for every other node: write an accumulator only with something in
+it (an empty write would wipe what the turn's parallel tasks gathered).
 """
 
 from __future__ import annotations
@@ -78,8 +86,25 @@ class AspectAnswer(TypedDict):
     quoted_ids: list[str]  # the documents an extractive answer quoted ([] if the model wrote it)
 
 
+class TaskFailure(TypedDict):
+    """A parallel task (`Send`) that raised: the turn goes on without it (`check_evidence` and
+    `synthesize` decide whether enough is left to answer)."""
+
+    node: str  # retrieve_vault, web_search or answer_aspect
+    aspect: int
+    query: str  # the search query ("" for an answer)
+    error: str  # "ExceptionType: message"
+
+
+def starts_over(new: object) -> bool:
+    """An empty write (`take_question`'s) empties an accumulator instead of adding nothing."""
+    return new is not None and not new
+
+
 def merge_documents(existing: list[Doc] | None, new: list[Doc] | None) -> list[Doc]:
     """Reducer for retrieval fan-in: same id ⇒ one document (aspects united, best score kept)."""
+    if starts_over(new):
+        return []
     merged = [dict(d) for d in existing or []]
     by_id = {d["id"]: d for d in merged}
     for doc in new or []:
@@ -101,6 +126,8 @@ def merge_aspect_answers(
     existing: list[AspectAnswer] | None, new: list[AspectAnswer] | None
 ) -> list[AspectAnswer]:
     """Reducer for the answer fan-in: one answer per aspect, in plan order."""
+    if starts_over(new):
+        return []
     by_aspect = {a["aspect"]: a for a in existing or []}
     for answer in new or []:
         by_aspect[answer["aspect"]] = answer
@@ -110,12 +137,25 @@ def merge_aspect_answers(
 def first_reason(existing: str | None, new: str | None) -> str:
     """Reducer for `degraded`: the first failure reason of a turn wins (parallel tasks may
     both report one)."""
+    if starts_over(new):
+        return ""
     return existing or new or ""
 
 
 def add_notes(existing: list[str] | None, new: list[str] | None) -> list[str]:
     """Reducer for user-facing notes ("no web key configured", ...): de-duplicated, in order."""
+    if starts_over(new):
+        return []
     return list(dict.fromkeys([*(existing or []), *(new or [])]))
+
+
+def add_failures(
+    existing: list[TaskFailure] | None, new: list[TaskFailure] | None
+) -> list[TaskFailure]:
+    """Reducer for failed parallel tasks: in the order they were reported."""
+    if starts_over(new):
+        return []
+    return [*(existing or []), *(new or [])]
 
 
 @dataclass(kw_only=True)
@@ -146,6 +186,7 @@ class State(InputState):
     web_searched: bool = False  # the weak-evidence web search already ran this turn
     web_aspects: list[int] = field(default_factory=list)  # aspects to search the web for now
     evidence: list[Doc] = field(default_factory=list)  # graded and de-duplicated
+    failures: Annotated[list[TaskFailure], add_failures] = field(default_factory=list)
     # answer
     aspect_answers: Annotated[list[AspectAnswer], merge_aspect_answers] = field(
         default_factory=list

@@ -1,8 +1,9 @@
 """Counting what a question costs: model calls, tokens and structured-output repairs.
 
 Every node that calls the model returns a `Usage` in its state update; the state's reducer
-sums them (parallel `Send` tasks included) and the first node of a turn resets it (with
-LangGraph's `Overwrite`), so the totals are per answer. Repair re-asks are counted apart
+sums them (parallel `Send` tasks included) and the first node of a turn resets it (it writes
+zero usage, which the reducer takes as "start over"; see `state.py`), so the totals are per
+answer. Repair re-asks are counted apart
 from `llm_calls`, so the budget of 4 + 2×A calls per question stays checkable while retries
 stay visible.
 """
@@ -28,13 +29,20 @@ def zero_usage() -> Usage:
     )
 
 
-def add_usage(left: Usage | None, right: Usage | None) -> Usage:
-    """State reducer: sum two usages."""
+def sum_usage(left: Usage | None, right: Usage | None) -> Usage:
+    """The two usages added up."""
     total = zero_usage()
     for part in (left, right):
         for key in total:
             total[key] += int((part or {}).get(key, 0))  # type: ignore[literal-required]
     return total
+
+
+def add_usage(left: Usage | None, right: Usage | None) -> Usage:
+    """State reducer: the sum; a zero usage (`take_question`'s write) starts over."""
+    if right is not None and not any(right.values()):
+        return zero_usage()
+    return sum_usage(left, right)
 
 
 def usage_of_message(message: Any) -> tuple[int, int]:

@@ -1,5 +1,6 @@
 """Answer each aspect from its own evidence (fanned out with `Send`), then synthesize one
-answer. The node whose text is the final answer streams it as `delta` events."""
+answer. The node whose text is the final answer streams it as `delta` events. An aspect whose
+answer fails is left out of the synthesis with a note (`nodes/tasks.py`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from vault_rag.graph.llm import ChatProvider, LLMUnavailable
 from vault_rag.graph.nodes.common import emit, failure_update, progress, usable_model
 from vault_rag.graph.nodes.grade import rank_candidates
 from vault_rag.graph.nodes.retrieve import docs_for_aspect
+from vault_rag.graph.nodes.tasks import after_answers, task_failed
 from vault_rag.graph.prompts.answer import (
     ANSWER_CONTEXT,
     ANSWER_SYSTEM,
@@ -92,6 +94,16 @@ async def _write(
 
 
 async def answer_aspect(task: AnswerTask, config: RunnableConfig) -> dict[str, Any]:
+    """One aspect's answer: the model's, or the extractive one; a failure is recorded."""
+    try:
+        return await _answer_aspect(task, config)
+    except Exception as exc:
+        if task["final"]:  # it streams the answer: the client drops what it showed
+            emit(ProgressEvent(node="answer", reset=True))
+        return task_failed("answer_aspect", exc, task["aspect"]["index"])
+
+
+async def _answer_aspect(task: AnswerTask, config: RunnableConfig) -> dict[str, Any]:
     configuration = Configuration.from_runnable_config(config)
     resources = get_resources(config)
     aspect, final = task["aspect"], task["final"]
@@ -134,22 +146,27 @@ async def answer_aspect(task: AnswerTask, config: RunnableConfig) -> dict[str, A
 
 
 async def synthesize(state: State, config: RunnableConfig) -> dict[str, Any]:
-    """Join the aspect answers into one, without new facts. One aspect: nothing to do."""
+    """Join the aspect answers into one, without new facts. One aspect: nothing to do. The
+    aspects whose answer failed are left out, with a note; none left is an error."""
     answers = state.aspect_answers
+    notes = after_answers(answers, state.aspects, state.failures)
     if len(answers) == 1:
         progress("synthesize", skipped=True)
-        return {"answer": answers[0]["text"]}
+        if len(state.aspects) > 1:  # the others failed: this answer was not streamed yet
+            _delta(answers[0]["text"])
+        return {"answer": answers[0]["text"], **({"notes": notes} if notes else {})}
     configuration = Configuration.from_runnable_config(config)
     resources = get_resources(config)
     model = usable_model(resources, state.degraded)
-    update: dict[str, Any] = {}
+    update: dict[str, Any] = {"notes": notes} if notes else {}
     if model is not None:
         parts = "\n\n".join(f"({a['aspect'] + 1}) {a['question']}\n{a['text']}" for a in answers)
         system = SYNTHESIZE_SYSTEM.format(domain=configuration.domain)
         context = SYNTHESIZE_CONTEXT.format(question=state.standalone_question, parts=parts)
-        text, update = await _write(
+        text, written = await _write(
             model, [SystemMessage(system), HumanMessage(context)], True, "synthesis", resources
         )
+        update = {**written, "notes": [*notes, *written.get("notes", [])]} if notes else written
         if text:
             progress("synthesize", skipped=False, chars=len(text))
             return {"answer": text, **update}

@@ -5,9 +5,13 @@ the step that raised. In a chat turn (`messages` input: LangGraph Studio, agent-
 human message is already in the thread, so the turn ends with an AI message saying what
 failed, instead of a question left without a reply. A plain `question` (the CLI and the HTTP
 server, through `run.py`) re-raises: those callers report the error themselves and keep the
-thread untouched. So does a failed parallel task (`Send`: a vault or web query, one aspect's
-answer): the handler gets that task's payload, not the state, so it cannot tell a chat turn
-from a question and lets the run fail with the original error, as before.
+thread untouched.
+
+Parallel tasks (`Send`: a vault or web query, one aspect's answer) do not reach this handler
+with their failures: they record them and the turn goes on without them (`nodes/tasks.py`);
+when nothing is left, the joining step raises `TurnFailed`, which this handler turns into the
+error reply. The handler of a `Send` task gets that task's payload, not the state, so should
+one raise all the same it cannot tell a chat turn from a question and re-raises.
 """
 
 from __future__ import annotations

@@ -55,10 +55,12 @@ async def finish(state: State, config: RunnableConfig) -> dict[str, Any]:
     )
     new: list[AnyMessage] = [] if state.from_messages else [HumanMessage(state.user_question)]
     progress("finish", citations=len(citations), answer_id=answer_id)
-    return {
+    update: dict[str, Any] = {
         "answer": answer,
         "citations": citations,
         "answer_id": answer_id,
         "messages": [*new, AIMessage(answer, id=answer_id)],
-        "notes": notes,
     }
+    if notes:  # an empty write would empty the turn's notes (`state.py`)
+        update["notes"] = notes
+    return update

@@ -23,7 +23,7 @@ from vault_rag.graph.nodes.retrieve import docs_for_aspect
 from vault_rag.graph.prompts.grade import GRADE_CONTEXT, GRADE_SYSTEM
 from vault_rag.graph.sources import format_evidence
 from vault_rag.graph.state import Aspect, Doc, State
-from vault_rag.graph.usage import Usage, add_usage
+from vault_rag.graph.usage import Usage, sum_usage
 
 
 class PassageScore(BaseModel):
@@ -130,7 +130,7 @@ async def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
         candidates = per_aspect[aspect["index"]]
         if isinstance(result, tuple):
             scores, cost = result
-            usage = add_usage(usage, cost)
+            usage = sum_usage(usage, cost)
             passed = [
                 d for d in candidates if scores.get(d["id"], 0.0) >= configuration.grade_threshold
             ]
@@ -145,7 +145,7 @@ async def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
         else:
             if isinstance(result, Exception):
                 failure = failure_update("grade", result, resources)
-                usage = add_usage(usage, failure["usage"])
+                usage = sum_usage(usage, failure["usage"])
                 notes += failure.get("notes", [])
                 degraded = degraded or failure.get("degraded", "")
             scores, passed = {}, candidates  # deterministic: keep the top-ranked candidates

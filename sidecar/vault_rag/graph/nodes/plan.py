@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
-from vault_rag.embeddings.base import EmbeddingProvider
+from vault_rag.embeddings.base import EmbeddingError, EmbeddingProvider
 from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.config import Configuration, get_resources
 from vault_rag.graph.llm import LLMUnavailable, StructuredOutputError, bounds
@@ -167,10 +167,17 @@ async def plan(state: State, config: RunnableConfig) -> dict[str, Any]:
         provider = resources.index.provider
         bar = calibration_for(provider.model_id).aspect_relevance
         wanted = [a.question.strip() or question for a in result.aspects]
-        scores = await relatedness(question, wanted[: configuration.max_aspects], provider)
+        try:
+            scores = await relatedness(question, wanted[: configuration.max_aspects], provider)
+        except EmbeddingError as exc:  # unchecked aspects could replace the question: drop them
+            scores = [0.0] * len(wanted[: configuration.max_aspects])
+            update["notes"] = [
+                f"The model's search aspects could not be checked against the question ({exc}); "
+                "the question itself was searched instead."
+            ]
         related = [score >= bar for score in scores]
         fallbacks = related.count(False)
-        if fallbacks:
+        if fallbacks and "notes" not in update:
             update["notes"] = [
                 f"{fallbacks} of the model's search aspects had nothing to do with the question; "
                 "the question itself was searched instead."

@@ -6,7 +6,6 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Overwrite
 
 from vault_rag.graph.config import get_resources
 from vault_rag.graph.focus import resolve_focus
@@ -17,10 +16,10 @@ from vault_rag.graph.usage import zero_usage
 
 async def take_question(state: State, config: RunnableConfig) -> dict[str, Any]:
     """Start a turn: pick the question (and the note it is asked about, `focus`) and clear
-    everything the previous turn left behind (documents, answers, notes, usage), keeping only
-    the conversation and its summary. The
-    fields with reducers are emptied with LangGraph's own `Overwrite` (it bypasses the reducer),
-    so what a client streams stays well-typed: no private "clear" markers."""
+    everything the previous turn left behind (documents, answers, failures, notes, usage),
+    keeping only the conversation and its summary. The fields with reducers get their empty
+    value, which their reducer takes as "start over" (`state.py`): what a client streams is of
+    each field's own type, with no private markers and no LangGraph `Overwrite` wrappers."""
     last = state.messages[-1] if state.messages else None
     # A plain `question` wins; otherwise a chat client has just appended the human message.
     from_messages = not state.question.strip() and isinstance(last, HumanMessage)
@@ -45,15 +44,16 @@ async def take_question(state: State, config: RunnableConfig) -> dict[str, Any]:
         "reply": "",
         "standalone_question": question,
         "aspects": [],
-        "documents": Overwrite([]),
+        "documents": [],
         "web_searched": False,
         "web_aspects": [],
         "evidence": [],
-        "aspect_answers": Overwrite([]),
+        "failures": [],
+        "aspect_answers": [],
         "answer": "",
         "citations": [],
         "answer_id": "",
-        "degraded": Overwrite(""),
-        "notes": Overwrite([]),
-        "usage": Overwrite(zero_usage()),
+        "degraded": "",
+        "notes": [],
+        "usage": zero_usage(),
     }

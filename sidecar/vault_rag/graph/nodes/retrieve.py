@@ -1,5 +1,6 @@
 """Retrieve evidence: vault queries and web queries fan out with `Send`, one task each, into
-the `documents` reducer; `check_evidence` decides whether the web is needed after all."""
+the `documents` reducer; `check_evidence` decides whether the web is needed after all. A task
+that fails is recorded, not raised (`nodes/tasks.py`): the other searches still answer."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from vault_rag.graph.config import Configuration, Resources, get_resources
 from vault_rag.graph.evidence import search_options
 from vault_rag.graph.focus import search_focus, selection_query
 from vault_rag.graph.nodes.common import progress
+from vault_rag.graph.nodes.tasks import after_retrieval, task_failed
 from vault_rag.graph.sources import doc_from_page, doc_from_result
 from vault_rag.graph.state import Aspect, Doc, Focus, State
 from vault_rag.retrieval.hybrid import hybrid_search
@@ -67,10 +69,14 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
     configuration = Configuration.from_runnable_config(config)
     resources = get_resources(config)
     options = search_options(configuration, resources, search_focus(task.get("focus"), resources))
-    # The embedding model and the stores are synchronous: keep the event loop free.
-    results = await asyncio.to_thread(hybrid_search, resources.index, task["query"], options)
+    try:
+        # The embedding model and the stores are synchronous: keep the event loop free.
+        results = await asyncio.to_thread(hybrid_search, resources.index, task["query"], options)
+    except Exception as exc:  # e.g. a remote embedding server failing this one query
+        return task_failed("retrieve_vault", exc, task["aspect"], task["query"])
     progress("retrieve_vault", aspect=task["aspect"], query=task["query"], found=len(results))
-    return {"documents": [doc_from_result(r, task["aspect"]) for r in results]}
+    # Nothing found writes nothing: an empty write would empty the turn's documents.
+    return {"documents": [doc_from_result(r, task["aspect"]) for r in results]} if results else {}
 
 
 async def web_search(task: QueryTask, config: RunnableConfig) -> dict[str, Any]:
@@ -78,19 +84,24 @@ async def web_search(task: QueryTask, config: RunnableConfig) -> dict[str, Any]:
     web = get_resources(config).web
     if web is None:
         return {}
-    result = await web.search(task["query"])
+    try:
+        result = await web.search(task["query"])
+    except Exception as exc:  # `WebSearch` reports its own errors; anything else lands here
+        return task_failed("web_search", exc, task["aspect"], task["query"])
     progress("web_search", aspect=task["aspect"], query=task["query"], found=len(result.pages))
-    update: dict[str, Any] = {"documents": [doc_from_page(p, task["aspect"]) for p in result.pages]}
+    update: dict[str, Any] = {}
+    if result.pages:
+        update["documents"] = [doc_from_page(p, task["aspect"]) for p in result.pages]
     if result.error:
         update["notes"] = [f"Web search problem: {result.error}"]
     return update
 
 
-def weak_aspects(state: State, threshold: float) -> list[int]:
+def weak_aspects(aspects: list[Aspect], documents: list[Doc], threshold: float) -> list[int]:
     """Aspects whose best vault hit is not similar enough to any of its queries. The threshold
     is calibrated per embedding model: their cosine scales differ a lot."""
-    best: dict[int, float] = {a["index"]: -1.0 for a in state.aspects}
-    for doc in state.documents:
+    best: dict[int, float] = {a["index"]: -1.0 for a in aspects}
+    for doc in documents:
         if doc.get("kind") != "vault":
             continue
         for aspect in doc.get("aspects", []):
@@ -100,13 +111,17 @@ def weak_aspects(state: State, threshold: float) -> list[int]:
 
 async def check_evidence(state: State, config: RunnableConfig) -> dict[str, Any]:
     """Decide whether to search the web now: hybrid mode, web "weak", vault evidence weak for
-    some aspect, and not searched yet this turn. Without a key there is a note instead."""
+    some aspect, and not searched yet this turn. Without a key there is a note instead.
+    Aspects whose every vault search failed are dropped first (`tasks.after_retrieval`)."""
     configuration = Configuration.from_runnable_config(config)
     resources = get_resources(config)
     counts = {"vault": 0, "web": 0}
     for doc in state.documents:
         counts[doc.get("kind", "vault")] += 1
+    aspects, failure_notes = after_retrieval(state.aspects, state.documents, state.failures)
     update: dict[str, Any] = {"web_aspects": []}
+    if len(aspects) < len(state.aspects):
+        update["aspects"] = aspects
     if configuration.web_mode == "hybrid" and resources.web is None:
         update["notes"] = [
             f"Web search is on (hybrid mode) but {resources.web_missing}; "
@@ -120,10 +135,10 @@ async def check_evidence(state: State, config: RunnableConfig) -> dict[str, Any]
         threshold = configuration.weak_evidence_threshold
         if threshold is None:
             threshold = calibration_for(resources.index.provider.model_id).weak_evidence
-        weak = weak_aspects(state, threshold)
+        weak = weak_aspects(aspects, state.documents, threshold)
         if weak:
             where = ", ".join(resources.web.include_domains) if resources.web else ""
-            update = {
+            update |= {
                 "web_aspects": weak,
                 "web_searched": True,
                 "notes": [
@@ -131,8 +146,14 @@ async def check_evidence(state: State, config: RunnableConfig) -> dict[str, Any]
                     + (f" ({where})." if where else ".")
                 ],
             }
+    if failure_notes:
+        update["notes"] = [*failure_notes, *update.get("notes", [])]
     progress(
-        "check_evidence", vault=counts["vault"], web=counts["web"], web_for=update["web_aspects"]
+        "check_evidence",
+        vault=counts["vault"],
+        web=counts["web"],
+        web_for=update["web_aspects"],
+        **({"failed": len(state.failures)} if state.failures else {}),
     )
     return update
 
