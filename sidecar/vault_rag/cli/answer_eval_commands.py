@@ -51,7 +51,13 @@ def eval_answers(
     and report grounded rate, right-note citations, off-topic declined, model calls, tokens
     and time to the first answer token. Indexes new and changed notes first."""
     from vault_rag.graph.config import Resources
-    from vault_rag.graph.evaluate import evaluate_answers, load_qa, markdown_table, subset
+    from vault_rag.graph.evaluate import (
+        AnswerRecord,
+        evaluate_answers,
+        load_qa,
+        markdown_table,
+        subset,
+    )
 
     try:
         items = subset(load_qa(qa_file), every)[:limit]
@@ -69,9 +75,16 @@ def eval_answers(
         resources = Resources.from_settings(settings, index=index)
         name = label or (resources.llm.label if resources.llm else "no model (extractive)")
 
-        def show(record: object) -> None:
-            if not as_json and sys.stderr.isatty():
-                err.print(f"[dim]· {record.id}[/]", highlight=False)  # type: ignore[attr-defined]
+        def show(record: AnswerRecord) -> None:
+            # One line per answered question on stderr, also when it is a log file: a slow
+            # model's run can be followed (and a cut-short one read) while it goes.
+            outcome = "declined" if record.declined else f"right note {record.right_note}"
+            err.print(
+                f"[dim]· {record.id}: {outcome}, {record.llm_calls} model calls, "
+                f"{record.total_s:.0f} s{', error: ' + record.error if record.error else ''}[/]",
+                highlight=False,
+                soft_wrap=True,
+            )
 
         report = asyncio.run(evaluate_answers(items, resources, name, on_answer=show))
     except (ModelMismatchError, EmbeddingError) as exc:

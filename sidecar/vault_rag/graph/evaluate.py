@@ -92,6 +92,8 @@ class AnswerRecord:
     # What explains a miss: how strongly the question matched the notes (`classify_intent`),
     # the aspects searched, what the guards and fallbacks said, the steps that ran.
     evidence: str = ""
+    evidence_dense: float = 0.0  # the question's best cosine and BM25 score
+    evidence_lexical: float = 0.0
     aspect_questions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
@@ -150,12 +152,12 @@ async def evaluate_one(item: QAItem, resources: Resources) -> AnswerRecord:
     first: float | None = None
     final: dict[str, Any] = {}
     error = ""
-    evidence = ""
+    evidence: dict[str, Any] = {}
     async for event in run_question(item.question, resources):
         if event.event == "delta" and first is None and event.data.get("text", "").strip():
             first = time.perf_counter() - started
         elif event.event == "progress" and event.data.get("node") == "classify_intent":
-            evidence = str(event.data.get("evidence", ""))
+            evidence = event.data
         elif event.event == "final":
             final = event.data
         elif event.event == "error":
@@ -179,7 +181,9 @@ async def evaluate_one(item: QAItem, resources: Resources) -> AnswerRecord:
         first_token_s=round(first, 3) if first is not None else None,
         total_s=round(total, 3),
         error=error,
-        evidence=evidence,
+        evidence=str(evidence.get("evidence", "")),
+        evidence_dense=float(evidence.get("dense") or 0.0),
+        evidence_lexical=float(evidence.get("lexical") or 0.0),
         aspect_questions=[str(a.get("question", "")) for a in final.get("aspects", [])],
         notes=list(final.get("notes", [])),
         nodes=list(final.get("nodes", [])),
