@@ -316,6 +316,22 @@ def test_server_down_and_timeout_are_llm_unavailable():
             asyncio.run(slow.text(MESSAGES))
 
 
+def test_a_stream_slow_to_its_first_token_waits_for_the_configured_timeout(monkeypatch):
+    """A small model reading a long prompt on a slow CPU sends no content for minutes (the
+    server may send keep-alives). langchain-openai's own per-chunk limit (120 s, or its
+    LANGCHAIN_OPENAI_STREAM_CHUNK_TIMEOUT_S) must not cut it short of the configured
+    `llm_timeout`; when the configured limit is reached it is a model failure (the graph falls
+    back), not a crash."""
+    monkeypatch.setenv("LANGCHAIN_OPENAI_STREAM_CHUNK_TIMEOUT_S", "0.5")  # stands in for 120 s
+    with FakeOpenAIServer() as server:
+        server.default_chat_reply = ChatReply(content="Late but fine.", stall_s=1.0)
+        text, _ = asyncio.run(chat_provider(server.base_url, timeout=5.0).text(MESSAGES))
+        assert text == "Late but fine."
+        server.default_chat_reply = ChatReply(content="Too late.", stall_s=3.0)
+        with pytest.raises(LLMUnavailable, match="timed out"):
+            asyncio.run(chat_provider(server.base_url, timeout=1.0).text(MESSAGES))
+
+
 def test_text_streams_deltas_and_counts_tokens():
     with FakeOpenAIServer() as server:
         model = chat_provider(server.base_url)

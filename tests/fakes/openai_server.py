@@ -75,6 +75,9 @@ class ChatReply:
     # Streaming only: after this many content pieces the stream sends a truncated, unparsable
     # ``data:`` line and ends (a server that crashed mid-answer or garbled its output).
     garbled_after: int | None = None
+    # Streaming only: send SSE keep-alive comments for this long before the first chunk (a
+    # server still reading a long prompt: bytes arrive, no content does).
+    stall_s: float = 0.0
 
     @classmethod
     def json(cls, obj: Any, **kwargs: Any) -> ChatReply:
@@ -489,6 +492,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")  # no Content-Length: the body ends at close
         self.end_headers()
         self.close_connection = True
+        stall_until = time.monotonic() + reply.stall_s
+        while time.monotonic() < stall_until:
+            self.wfile.write(b": keepalive\n\n")
+            self.wfile.flush()
+            time.sleep(0.1)
         for sent, payload in enumerate(_stream_payloads(head, reply, calls, finish, usage)):
             if reply.garbled_after is not None and sent > reply.garbled_after:
                 line = json.dumps(payload, ensure_ascii=False)

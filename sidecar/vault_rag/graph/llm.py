@@ -150,6 +150,8 @@ class ChatProvider:
             raise LLMUnavailable(
                 f"the model server sent an unreadable reply ({_short(exc)})", usage
             ) from exc
+        except TimeoutError as exc:  # langchain-openai's StreamChunkTimeoutError: no content
+            raise LLMUnavailable("the model server timed out", usage) from exc
         prompt_tokens, completion_tokens = usage_of_message(final)
         if not prompt_tokens and not completion_tokens:
             # Some servers (llama-cpp-python) send no usage while streaming: estimate it, one
@@ -204,6 +206,10 @@ def build_chat_provider(settings: Settings) -> ChatProvider | None:
             timeout=settings.llm_timeout,
             max_retries=settings.llm_max_retries,
             stream_usage=True,
+            # langchain-openai gives up on a stream that sends no content for 120 s, whatever
+            # the timeout: a small local model reading a long prompt on a slow CPU takes longer
+            # to its first token. The configured timeout is the one limit.
+            stream_chunk_timeout=settings.llm_timeout,
             # Our own client, not langchain-openai's process-wide cached one (see `model`).
             http_async_client=httpx.AsyncClient(timeout=settings.llm_timeout),
             **options,

@@ -37,7 +37,8 @@ def describe(exc: BaseException) -> str:
 
 def task_failed(node: str, exc: Exception, aspect: int, query: str = "") -> dict[str, Any]:
     """The state update of a `Send` task that raised: its failure, nothing else."""
-    log.warning("%s failed (aspect %d, query %r): %s", node, aspect, query, exc, exc_info=exc)
+    log.warning("%s failed (aspect %d, query %r): %s", node, aspect, query, describe(exc))
+    log.debug("%s failed", node, exc_info=exc)
     progress(
         node, aspect=aspect, failed=True, error=describe(exc), **({"query": query} if query else {})
     )
