@@ -94,6 +94,7 @@ class AnswerRecord:
     evidence: str = ""
     evidence_dense: float = 0.0  # the question's best cosine and BM25 score
     evidence_lexical: float = 0.0
+    evidence_lexical_scaled: float = 0.0  # BM25 / ln(passages), as the guards compare it
     aspect_questions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
@@ -184,6 +185,7 @@ async def evaluate_one(item: QAItem, resources: Resources) -> AnswerRecord:
         evidence=str(evidence.get("evidence", "")),
         evidence_dense=float(evidence.get("dense") or 0.0),
         evidence_lexical=float(evidence.get("lexical") or 0.0),
+        evidence_lexical_scaled=float(evidence.get("lexical_scaled") or 0.0),
         aspect_questions=[str(a.get("question", "")) for a in final.get("aspects", [])],
         notes=list(final.get("notes", [])),
         nodes=list(final.get("nodes", [])),

@@ -3,13 +3,17 @@
 The model's verdicts are checked against this: a `chitchat` or `off_topic` verdict is overruled
 when the vault has strong evidence; a question whose evidence is weak is told "your notes do not
 cover this" (with the closest notes) instead of being answered from unrelated passages; the
-grader cannot drop hits that are strong evidence. Strong and weak both need the dense (cosine,
-calibrated per embedding model) and the lexical (BM25) side to agree.
+grader cannot drop hits that are strong evidence. Strong needs the dense (cosine, calibrated
+per embedding model) and the lexical (BM25) side to agree; weak is little in common by BM25 and
+no close cosine either. BM25 grows with the vault (its IDF is the log of the number of
+passages), so it is compared on a scale divided by ln(passages): the same bars hold on a
+220-passage and a 3500-passage vault (docs/answers.md, "Calibration").
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -40,36 +44,83 @@ def search_options(
 
 
 @dataclass(frozen=True)
+class Bars:
+    """The evidence bars for one index: cosine bars of its embedding model, and the scale that
+    makes its BM25 scores comparable across vaults (`calibration.LexicalCalibration`)."""
+
+    weak: float  # cosine below which the vault's evidence is weak (web search, decline)
+    strong: float  # cosine at or above which a hit may be strong evidence
+    unmatched_weak: float  # cosine bar for a question in a script no close passage uses
+    lexical_scale: float  # ln(passages in the lexical index): BM25 / this is comparable
+
+    def lexical(self, bm25: float | None) -> float:
+        return (bm25 or 0.0) / self.lexical_scale
+
+
+@dataclass(frozen=True)
 class Evidence:
     dense: float  # best cosine among the hits (0 when the dense side found nothing)
     lexical: float  # best BM25 score among the hits
     strength: Strength
     hits: list[SearchResult]
+    lexical_scaled: float = 0.0  # `lexical` on the vault-independent scale
+    same_script: bool = True  # some close passage is written in the question's script
 
     def closest_notes(self, limit: int = 3) -> list[str]:
         notes = dict.fromkeys(note_link_target(h.note_path) for h in self.hits)
         return list(notes)[:limit]
 
 
-def thresholds(configuration: Configuration, resources: Resources) -> tuple[float, float]:
-    """(weak, strong) cosine bars for the index's embedding model; settings override weak."""
+def bars_for(configuration: Configuration, resources: Resources) -> Bars:
+    """The bars of the index's embedding model and size; settings override the weak cosine."""
     calibration = calibration_for(resources.index.provider.model_id)
     weak = configuration.weak_evidence_threshold
-    return (calibration.weak_evidence if weak is None else weak), calibration.strong_evidence
+    passages = resources.index.lexical.count()
+    return Bars(
+        weak=calibration.weak_evidence if weak is None else weak,
+        strong=calibration.strong_evidence,
+        unmatched_weak=calibration.unmatched_weak,
+        lexical_scale=math.log(max(passages, LEXICAL.min_passages)),
+    )
 
 
-def strength_of(dense: float | None, lexical: float | None, weak: float, strong: float) -> Strength:
-    dense, lexical = dense or 0.0, lexical or 0.0
-    if dense >= strong and lexical >= LEXICAL.strong:
+def strength_of(
+    dense: float | None, lexical: float | None, bars: Bars, *, same_script: bool = True
+) -> Strength:
+    """Strong: the dense and the lexical side both clearly match. Weak: little in common by
+    BM25 (on the vault-independent scale) and no close cosine either. A question that cannot
+    share words with the notes (`same_script` false: a Chinese question over English notes) is
+    judged by the cosine alone, and is never strong."""
+    dense, scaled = dense or 0.0, bars.lexical(lexical)
+    if not same_script:
+        return "weak" if dense < bars.unmatched_weak else "some"
+    if dense >= bars.strong and scaled >= LEXICAL.strong:
         return "strong"
-    if dense < weak and lexical < LEXICAL.weak:
-        return "weak"
-    if lexical == 0.0 and dense < strong:
-        # Not one term in common with any note. Small retrieval units lift the best cosine of
-        # an unrelated question (红烧肉 → a "Cooking" unit at .86 on the sample vault), while
-        # every answerable sample question shares terms (best BM25 ≥ 2.6).
+    if dense < bars.strong and scaled < LEXICAL.weak:
         return "weak"
     return "some"
+
+
+# A question is CJK when at least this share of its letters are; a passage is written (partly)
+# in a script when at least this share of its letters are in it.
+CJK_QUESTION = 0.3
+SCRIPT_IN_PASSAGE = 0.1
+
+
+def _cjk_share(text: str) -> float:
+    letters = [c for c in text if c.isalpha()]
+    cjk = sum("\u2e80" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in letters)
+    return cjk / len(letters) if letters else 0.0
+
+
+def same_script(question: str, hits: list[SearchResult]) -> bool:
+    """Whether some hit is written (at least partly) in the question's script, CJK or not.
+    Otherwise the two share no word, and BM25 says nothing about whether the notes cover it."""
+    if not hits:
+        return True
+    if _cjk_share(question) >= CJK_QUESTION:
+        return any(_cjk_share(h.text) >= SCRIPT_IN_PASSAGE for h in hits)
+    return any(_cjk_share(h.text) <= 1 - SCRIPT_IN_PASSAGE for h in hits)
 
 
 async def question_evidence(
@@ -83,5 +134,7 @@ async def question_evidence(
     hits = await asyncio.to_thread(hybrid_search, resources.index, question, options)
     dense = max((h.dense_score or 0.0 for h in hits), default=0.0)
     lexical = max((h.lexical_score or 0.0 for h in hits), default=0.0)
-    weak, strong = thresholds(configuration, resources)
-    return Evidence(dense, lexical, strength_of(dense, lexical, weak, strong), hits)
+    bars = await asyncio.to_thread(bars_for, configuration, resources)
+    script = same_script(question, hits)
+    strength = strength_of(dense, lexical, bars, same_script=script)
+    return Evidence(dense, lexical, strength, hits, round(bars.lexical(lexical), 3), script)

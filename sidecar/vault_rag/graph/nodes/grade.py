@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, field_validator
 
 from vault_rag.graph.config import Configuration, get_resources
-from vault_rag.graph.evidence import strength_of, thresholds
+from vault_rag.graph.evidence import Bars, bars_for, strength_of
 from vault_rag.graph.llm import ChatProvider, bounds
 from vault_rag.graph.nodes.common import failure_update, progress, usable_model
 from vault_rag.graph.nodes.retrieve import docs_for_aspect
@@ -54,7 +54,7 @@ KEEP_TOP = 3  # hits kept by retrieval rank when the grader rejects everything o
 
 
 def guarded(
-    candidates: list[Doc], scores: dict[str, float], threshold: float, weak: float, strong: float
+    candidates: list[Doc], scores: dict[str, float], threshold: float, bars: Bars
 ) -> list[Doc]:
     """Candidates the grader's scores must not drop (best retrieval rank first), each with
     `kept` saying why."""
@@ -66,7 +66,7 @@ def guarded(
         for d in candidates
         if d.get("kind") != "web"
         and scores.get(d["id"], 0.0) < threshold
-        and strength_of(d.get("dense_score"), d.get("lexical_score"), weak, strong) == "strong"
+        and strength_of(d.get("dense_score"), d.get("lexical_score"), bars) == "strong"
     ]
 
 
@@ -125,7 +125,7 @@ async def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
     notes: list[str] = []
     degraded = ""
     kept_by_id: dict[str, Doc] = {}
-    weak, strong = thresholds(configuration, resources)
+    bars = await asyncio.to_thread(bars_for, configuration, resources)
     for aspect, result in zip(state.aspects, results, strict=True):
         candidates = per_aspect[aspect["index"]]
         if isinstance(result, tuple):
@@ -135,7 +135,7 @@ async def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
                 d for d in candidates if scores.get(d["id"], 0.0) >= configuration.grade_threshold
             ]
             passed.sort(key=lambda d: -scores.get(d["id"], 0.0))  # stable: ties keep rank order
-            keep = guarded(candidates, scores, configuration.grade_threshold, weak, strong)
+            keep = guarded(candidates, scores, configuration.grade_threshold, bars)
             if keep:
                 notes.append(
                     f"The grader's verdict was overruled for {len(keep)} search hit(s) "

@@ -89,7 +89,9 @@ async def classify_intent(state: State, config: RunnableConfig) -> dict[str, Any
     focus = search_focus(state.focus, resources)
     evidence = await question_evidence(state.user_question, configuration, resources, focus)
     scores = {"evidence": evidence.strength, "dense": round(evidence.dense, 3)}
-    scores["lexical"] = round(evidence.lexical, 2)
+    scores |= {"lexical": round(evidence.lexical, 2), "lexical_scaled": evidence.lexical_scaled}
+    if not evidence.same_script:
+        scores["same_script"] = False
     # Weak vault evidence declines the question, unless the web may fill the gap (hybrid mode
     # with a search key): then the turn goes on and `check_evidence` searches the web. A
     # question about an indexed note ("what does this say?") is answered from that note.
