@@ -12,6 +12,7 @@ import pytest
 
 from test_server_helpers import LiveServer, server_settings, wait_idle
 from vault_rag.api import create_app
+from vault_rag.retrieval.related import snippet
 
 from fakes.openai_server import FakeOpenAIServer
 
@@ -20,7 +21,7 @@ NOTES = {
     "Source.md": "# Lumen\n\nLumen global illumination bounces light between surfaces with "
     "screen traces and signed distance fields.\n\nSee [[Lighting/Linked|the basics]].\n",
     "Close.md": "# Lumen GI\n\nLumen global illumination bounces light between surfaces using "
-    "screen traces and mesh signed distance fields.\n",
+    "screen traces and **mesh signed distance fields** (see [`r.Lumen` cvars](https://example.com/lumen)).\n",
     "Lighting/Linked.md": "# Light\n\nGlobal illumination: light bounces between surfaces; "
     "tune it per scene.\n",
     "Far.md": "# Cooking\n\nBoil the pasta for ten minutes in salted water, then drain it.\n",
@@ -51,9 +52,24 @@ def test_related_notes_best_first_without_the_note_itself(live, client):
     scores = [hit["score"] for hit in body["related"]]
     assert scores == sorted(scores, reverse=True)
     close = body["related"][0]
-    assert close["anchor"] == "Lumen GI" and "mesh signed distance fields" in close["snippet"]
+    assert close["anchor"] == "Lumen GI"
+    # the snippet is the text as read, without markdown syntax
+    assert "mesh signed distance fields (see r.Lumen cvars)" in close["snippet"]
+    assert not {"*", "[", "`", "#"} & set(close["snippet"])
     assert close["line_start"] >= 1 and close["linked"] is False
     assert body["related"][1]["linked"] is True  # [[Lighting/Linked|the basics]]
+
+
+def test_snippets_read_as_the_note_shows_them():
+    text = (
+        "## Draw calls\n\n- `stat unit`: **Draw** high → [[Mesh draw calls|too many calls]]\n\n"
+        "| cvar | effect |\n|---|---|\n| r.X | y |\n\n> [!tip]- Why\n> see ![[img.png]]\n\n"
+        "```cpp\nint x;\n```\n"
+    )
+    assert snippet(text) == (
+        "Draw calls stat unit: Draw high → too many calls cvar effect r.X y Why see img.png int x;"
+    )
+    assert snippet("word " * 100, limit=20) == "word word word word…"
 
 
 def test_k_limits_the_list(client):

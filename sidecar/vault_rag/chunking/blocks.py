@@ -41,6 +41,7 @@ _KINDS = {
 CODE_TYPES = frozenset({"fence", "code_block"})
 MAX_TITLE_CHARS = 300  # a heading is a title, not a body: keeps headers and paths bounded
 _WIKILINK = re.compile(r"!?\[\[([^\[\]|]*)(?:\|([^\[\]]*))?\]\]")
+_CALLOUT = re.compile(r"\[![\w-]+\][+-]?\s*")  # `> [!note]- Title`: the marker, not the title
 
 
 @dataclass(frozen=True)
@@ -168,10 +169,26 @@ def _top_level_blocks(tokens: list[Token], n_lines: int) -> list[Block]:
 
 def plain_title(source: str) -> str:
     """Heading inline markdown → the plain text Obsidian shows (and links to)."""
-    source = source[: MAX_TITLE_CHARS * 4]
+    return " ".join(_inline_plain(source[: MAX_TITLE_CHARS * 4]).split())[:MAX_TITLE_CHARS]
+
+
+def plain_text(source: str) -> str:
+    """Markdown → the words a reader sees, on one line: no heading, list, quote or table marks,
+    no emphasis or link syntax (wikilinks show their alias or name), code kept as it is, an
+    Obsidian callout's `[!type]` marker dropped. For snippets, never for what is indexed."""
+    parts: list[str] = []
+    for tok in _BLOCK_MD.parse(source):
+        if tok.type == "inline":
+            parts.append(_inline_plain(tok.content))
+        elif tok.type in ("fence", "code_block"):
+            parts.append(tok.content)
+    return " ".join(_CALLOUT.sub("", " ".join(parts)).split())
+
+
+def _inline_plain(source: str) -> str:
     try:
         children = _INLINE_MD.parseInline(source)[0].children or []
-    except Exception:  # a title is never worth failing a note for
+    except Exception:  # display text is never worth failing a note for
         children = []
         parts = [source]
     else:
@@ -183,9 +200,7 @@ def plain_title(source: str) -> str:
             parts.append(" ")
         elif tok.type == "image":
             parts.extend(c.content for c in tok.children or [] if c.type == "text")
-    title = _WIKILINK.sub(lambda m: m.group(2) or m.group(1), "".join(parts))
-    title = " ".join(title.split())
-    return title[:MAX_TITLE_CHARS]
+    return _WIKILINK.sub(lambda m: m.group(2) or m.group(1), "".join(parts))
 
 
 def build_sections(

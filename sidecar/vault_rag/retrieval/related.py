@@ -9,22 +9,16 @@ notes that merely show this note's text through an `![[embed]]` (their origin is
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import unquote
 
+from vault_rag.chunking.blocks import plain_text
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.vault.links import NoteIndex, parse_link
+from vault_rag.vault.links import NoteIndex, link_paths
 from vault_rag.vault.paths import UnsafePathError, resolve_inside
 
 SNIPPET_CHARS = 200
-# `[[Note]]`, `![[Note#Heading|alias]]`; and markdown links to notes `[text](Folder/Note.md)`.
-_WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
-_MD_LINK = re.compile(r"\]\(<?([^()<>\n]+?\.md)(?:#[^()\n]*)?>?\)", re.IGNORECASE)
-_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
-_SPACES = re.compile(r"\s+")
 
 Status = Literal["ok", "pending", "not_indexed"]
 
@@ -107,17 +101,15 @@ def linked_notes(chunks: list[Chunk], path: str, notes: NoteIndex) -> set[str]:
     for chunk in chunks:
         if chunk.origin != path:
             continue
-        text = _FENCE.sub("", chunk.text)
-        targets = [parse_link(m)[0] for m in _WIKILINK.findall(text)]
-        targets += [unquote(m) for m in _MD_LINK.findall(text)]
-        for target in targets:
-            if target and (resolved := notes.resolve(target, path)) and resolved != path:
+        for target in link_paths(chunk.text):
+            if (resolved := notes.resolve(target, path)) and resolved != path:
                 found.add(resolved)
     return found
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    flat = _SPACES.sub(" ", text).strip()
+    """The passage as a reader sees it (no markdown syntax), cut to `limit` characters."""
+    flat = plain_text(text)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 

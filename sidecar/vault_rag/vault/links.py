@@ -26,6 +26,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import unquote
 
 from vault_rag.vault.reader import DEFAULT_IGNORES, iter_note_paths
 
@@ -35,6 +36,10 @@ NOTE_SUFFIX = ".md"
 # `Version 1.2` or `Dr. Who` are note names, not files with extensions.
 _EXTENSION = re.compile(r"\.([0-9A-Za-z]*[A-Za-z][0-9A-Za-z]*)$")
 _MAX_EXTENSION_LEN = 8
+# `[[Note]]`, `![[Note#Heading|alias]]`; and markdown links to notes `[text](Folder/Note.md)`.
+_WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+_MD_LINK = re.compile(r"\]\(<?([^()<>\n]+?\.md)(?:#[^()\n]*)?>?\)", re.IGNORECASE)
+_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
 # Obsidian's `stripHeading`: these characters count as spaces when headings are compared.
 _HEADING_STRIP = re.compile(r"[!\"#$%&()*+,.:;<=>?@^`{|}~/\[\]\\\r\n]")
 _SPACES = re.compile(r"\s+")
@@ -74,6 +79,15 @@ def parse_link(inner: str) -> tuple[str, list[str]]:
     link = inner.split("|", 1)[0].rstrip("\\")
     linkpath, _, subpath = link.partition("#")
     return linkpath.strip(), [part for part in subpath.split("#") if part]
+
+
+def link_paths(text: str) -> list[str]:
+    """The link paths (before `#` and `|`) of the note links in markdown `text`, in order:
+    wikilinks and embeds, and markdown links to `.md` files; fenced code is left out."""
+    prose = _FENCE.sub("", text)
+    found = [parse_link(inner)[0] for inner in _WIKILINK.findall(prose)]
+    found += [unquote(target) for target in _MD_LINK.findall(prose)]
+    return [path for path in found if path]
 
 
 def strip_heading(text: str) -> str:
