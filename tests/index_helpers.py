@@ -5,7 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from vault_rag.chunking.types import Chunk
 from vault_rag.embeddings.base import EmbeddingProvider
+from vault_rag.index.manifest import Manifest, NoteRecord
 
 
 class CountingProvider:
@@ -43,3 +45,29 @@ class CountingProvider:
 def copy_vault(source: Path, target: Path) -> Path:
     shutil.copytree(source, target)
     return target
+
+
+def _unit(note: str, n: int, content_hash: str) -> Chunk:
+    return Chunk(
+        id=f"{note}#{n}",
+        note_path=note,
+        text=f"text {n}",
+        embed_text=f"text {n}",
+        content_hash=content_hash,
+        hierarchy_path="",
+        anchor="",
+        line_start=n + 1,
+        line_end=n + 1,
+        has_code=False,
+        size=2,
+        title=note,
+        origin=note,
+    )
+
+
+def store_vectors(manifest: Manifest, note: str, vectors: dict[str, list[float]]) -> None:
+    """Record `note` with one unit per vector and mark them embedded."""
+    chunks = [_unit(note, i, h) for i, h in enumerate(vectors)]
+    manifest.replace_note(NoteRecord(note, note, 0, 0), chunks, [], [])
+    manifest.cache_vectors(vectors)
+    manifest.mark_embedded(c.id for c in chunks)

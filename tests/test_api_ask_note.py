@@ -34,8 +34,10 @@ def write_vault(root: Path) -> None:
         (root / rel).write_text(text, encoding="utf-8")
 
 
-# The module's live server (conftest `live`): this vault, hash embeddings, no watcher, no model.
-SERVER_SETTINGS = {"embeddings": "hash", "server_watch": False}
+# The module's live server (conftest `live`): this vault, hash embeddings, no watcher, no model,
+# and no link signal: Setup's link to Lumen would lift Lumen by itself (retrieval/link_signal.py),
+# and these tests are about the focus on a note alone.
+SERVER_SETTINGS = {"embeddings": "hash", "server_watch": False, "link_weight": 0.0}
 SERVER_VAULT = write_vault
 
 

@@ -28,6 +28,10 @@ from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
 
 B = 0.1  # the default prior weight (feedback_max_boost)
+# Results asked for: deep enough that a down-voted result stays in the list. A vote moves a
+# result past every near-tie within the prior's swing, and fused scores (with the note and
+# link signals) have many near-ties below a tie; at the default 10 it could drop out.
+K = 40
 QUESTIONS = [
     q["question"]
     for q in yaml.safe_load(
@@ -91,7 +95,7 @@ def vote(data_dir: Path, chunk_id: str, rating: str, times: int = 1, now: float 
 
 
 def search(index: VaultIndex, query: str, prior=None, **options) -> list[SearchResult]:
-    return hybrid_search(index, query, SearchOptions(prior=prior, **options))
+    return hybrid_search(index, query, SearchOptions(prior=prior, **{"k": K, **options}))
 
 
 def ids(results: list[SearchResult]) -> list[str]:
@@ -239,7 +243,8 @@ def test_cli_feedback_then_search_explain(index, sample_vault, cli_env, monkeypa
         assert done.exit_code == 0, done.output
         assert "recorded" in done.output
 
-        found = runner.invoke(app, ["search", query, "--explain", "--json", *where])
+        deep = ["-k", str(K)]
+        found = runner.invoke(app, ["search", query, "--explain", "--json", *deep, *where])
         assert found.exit_code == 0, found.output
         rows = json.loads(found.stdout)["results"]
         order = [r["chunk_id"] for r in rows]
@@ -247,12 +252,14 @@ def test_cli_feedback_then_search_explain(index, sample_vault, cli_env, monkeypa
         row = rows[order.index(upper)]
         assert row["prior"] == pytest.approx(1 - B / 3) and row["base_score"] > row["score"]
 
-        table = runner.invoke(app, ["search", query, "--explain", *where], env={"COLUMNS": "200"})
+        table = runner.invoke(
+            app, ["search", query, "--explain", *deep, *where], env={"COLUMNS": "200"}
+        )
         assert table.exit_code == 0, table.output
         assert "base" in table.output and "prior" in table.output and "×0.967" in table.output
 
         monkeypatch.setenv("VAULT_RAG_FEEDBACK_PRIOR", "false")
-        off = runner.invoke(app, ["search", query, "--json", *where])
+        off = runner.invoke(app, ["search", query, "--json", *deep, *where])
         assert [r["chunk_id"] for r in json.loads(off.stdout)["results"]] == ids(results)
     finally:
         (data_dir / "feedback.sqlite3").unlink(missing_ok=True)

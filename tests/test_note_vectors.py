@@ -9,39 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vault_rag.chunking.types import Chunk
 from vault_rag.embeddings.hashing import HashProvider
 from vault_rag.index.indexer import Indexer
-from vault_rag.index.manifest import Manifest, NoteRecord
+from vault_rag.index.manifest import Manifest
 from vault_rag.index.note_vectors import NoteVectors
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 
-
-def _chunk(note: str, n: int, content_hash: str) -> Chunk:
-    return Chunk(
-        id=f"{note}#{n}",
-        note_path=note,
-        text=f"text {n}",
-        embed_text=f"text {n}",
-        content_hash=content_hash,
-        hierarchy_path="",
-        anchor="",
-        line_start=n + 1,
-        line_end=n + 1,
-        has_code=False,
-        size=2,
-        title=note,
-        origin=note,
-    )
-
-
-def _store(manifest: Manifest, note: str, vectors: dict[str, list[float]]) -> None:
-    """Record `note` with one unit per vector and mark them embedded."""
-    chunks = [_chunk(note, i, h) for i, h in enumerate(vectors)]
-    manifest.replace_note(NoteRecord(note, note, 0, 0), chunks, [], [])
-    manifest.cache_vectors(vectors)
-    manifest.mark_embedded(c.id for c in chunks)
+from index_helpers import store_vectors as _store
 
 
 def test_centroids_follow_every_write(tmp_path: Path) -> None:

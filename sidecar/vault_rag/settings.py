@@ -79,6 +79,12 @@ class Settings(BaseSettings):
     rrf_k: int = 10
     # Weight of the note-centroid list in the fusion (0: off); index/note_vectors.py says why
     note_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Share of the corpus mean taken off units and query before the dense cosine (0: off);
+    # retrieval/dense.py says why
+    dense_centering: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Share of a top passage's score it lends to the notes it links to (0: off);
+    # retrieval/link_signal.py says why
+    link_weight: float = Field(default=0.15, ge=0.0, le=1.0)
     # Asking about a note (`POST /v1/ask` `note`): its passages' scores × (1 + w), its linked
     # notes' × (1 + w/2), bounded (retrieval/focus.py)
     focus_boost: float = Field(default=0.3, ge=0.0, le=0.5)

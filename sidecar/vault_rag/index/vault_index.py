@@ -11,6 +11,7 @@ from pathlib import Path
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.index.lexical import LexicalIndex
 from vault_rag.index.manifest import Manifest
+from vault_rag.index.note_names import NoteNames
 from vault_rag.index.note_vectors import NoteVectors
 from vault_rag.index.stores.factory import (
     EMBEDDED_COLLECTION,
@@ -57,7 +58,9 @@ class VaultIndex:
         # the writer retries meanwhile; `/v1/status` shows it.
         self.store_error: str | None = None
         self.lexical = LexicalIndex(data_dir / LEXICAL_DIR)
-        self.note_vectors = NoteVectors(self.manifest)  # derived from the manifest, on demand
+        # Derived from the manifest on demand, kept in step by its change token:
+        self.note_vectors = NoteVectors(self.manifest)  # note centroids and the corpus mean
+        self.note_names = NoteNames(self.manifest)  # the notes, for resolving links
 
     @property
     def model_id(self) -> str | None:

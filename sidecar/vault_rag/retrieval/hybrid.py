@@ -5,7 +5,9 @@ combines the ranks, which needs no calibration between the two score scales (the
 model's cosine scores are compressed into a narrow band). Chunks that are not embedded yet
 still compete through BM25, so a vault is searchable while its first index fills. A third,
 note-level list (each note's centroid, `index/note_vectors.py`) adds a weighted RRF term to the
-candidates of the notes closest to the question; it re-orders, never adds.
+candidates of the notes closest to the question, and the best candidates lend part of their
+score to the notes they link to (`link_signal.py`); both re-order, never add. The dense list
+itself is compared with the corpus mean partly taken off (`dense.py`: hub passages demoted).
 
 An optional feedback prior (`SearchOptions.prior`) then re-orders the fused candidates: each
 score is multiplied by a factor in [1 − b, 1 + b] (b = `prior_weight`). It never adds a
@@ -26,9 +28,10 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from vault_rag.chunking.types import Chunk
-from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
+from vault_rag.retrieval.dense import DenseCandidates, dense_candidates
 from vault_rag.retrieval.focus import NoteFocus, focus_factors, focus_ranking
+from vault_rag.retrieval.link_signal import add_link_signal
 from vault_rag.settings import Settings, default
 from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.paths import UnsafePathError, resolve_inside
@@ -87,6 +90,12 @@ class SearchOptions:
     # w: a candidate whose note ranks r-th by centroid (index/note_vectors.py) gains
     # w / (rrf_k + r); it re-orders candidates, never adds one. 0 turns it off.
     note_weight: float = default("note_weight")
+    # c: dense search compares unit and query with c × the corpus mean taken off both
+    # (retrieval/dense.py: demotes hub passages close to every question). 0 turns it off.
+    dense_centering: float = default("dense_centering")
+    # l: each of the top candidates passes l × its score, split over the notes it links to,
+    # to those notes' best candidates (retrieval/link_signal.py). 0 turns it off.
+    link_weight: float = default("link_weight")
     include_promoted: bool = True  # False: leave out notes saved from answers
     # Which candidate lists are fused; one side alone is for measuring (`vault-rag eval --side`)
     retrievers: tuple[Retriever, ...] = ("dense", "lexical")
@@ -108,6 +117,8 @@ def search_options(
         "prior": prior if settings.feedback_prior else None,
         "prior_weight": settings.feedback_max_boost,
         "note_weight": settings.note_weight,
+        "dense_centering": settings.dense_centering,
+        "link_weight": settings.link_weight,
     }
     values.update({key: value for key, value in overrides.items() if value is not None})
     return SearchOptions(**values)
@@ -140,10 +151,10 @@ def hybrid_search(
         return []
     depth = max(opts.candidates, opts.k * 5)
 
-    dense: list[tuple[str, float]] = []
-    query_vector: list[float] | None = None
+    found = DenseCandidates()
     if "dense" in opts.retrievers:
-        dense, query_vector = _dense(index, query, depth, allowed)
+        found = dense_candidates(index, query, depth, allowed, opts.dense_centering)
+    dense, query_vector = found.ranking, found.vector
     lexical: list[tuple[str, float]] = []
     if "lexical" in opts.retrievers:
         lexical = index.lexical.search(query, depth, folder=opts.folder, tag=opts.tag)
@@ -156,10 +167,11 @@ def hybrid_search(
     for ranking in (dense, lexical, focused):
         for rank, (chunk_id, _) in enumerate(ranking):
             fused[chunk_id] += 1.0 / (opts.rrf_k + rank + 1)
-    chunks = index.manifest.chunks(list(fused))
+    chunks = {**found.chunks, **index.manifest.chunks([i for i in fused if i not in found.chunks])}
     if query_vector is not None and opts.note_weight > 0 and fused:
         _add_note_signal(index, fused, chunks, query_vector, depth, allowed, opts)
-    dense_scores, lexical_scores = {**dict(focused), **dict(dense)}, dict(lexical)
+    add_link_signal(fused, chunks, index.note_names.current(), opts.link_weight)
+    dense_scores, lexical_scores = {**dict(focused), **found.cosine}, dict(lexical)
     factors = apply_prior(fused, opts.prior, opts.prior_weight)
     # Asking about a note: a bounded factor like the prior's (retrieval/focus.py).
     focus = focus_factors(chunks, opts.focus) if opts.focus is not None else {}
@@ -202,24 +214,6 @@ def hybrid_search(
     return results
 
 
-def _dense(
-    index: VaultIndex, query: str, depth: int, allowed: set[str] | None
-) -> tuple[list[tuple[str, float]], list[float] | None]:
-    """Dense candidates and the query's vector; none while the vector store cannot be reached
-    (BM25 still serves, and `index.store_error` says why for `/v1/status`)."""
-    try:
-        if not index.store.count():
-            return [], None
-        vector = index.provider.embed_query(query)
-        found = index.store.search(vector, depth, sorted(allowed) if allowed is not None else None)
-    except StoreUnavailableError as exc:
-        log.warning("dense search skipped: %s", exc)
-        index.store_error = str(exc)
-        return [], None
-    index.store_error = None
-    return found, vector
-
-
 def _add_note_signal(
     index: VaultIndex,
     fused: dict[str, float],
@@ -231,7 +225,7 @@ def _add_note_signal(
 ) -> None:
     """Give each fused candidate its note's centroid rank as one more RRF term (weighted):
     a note that is about the question lifts its matching units; nothing new is added."""
-    ranked = index.note_vectors.rank(query_vector, depth, allowed)
+    ranked = index.note_vectors.rank(query_vector, depth, allowed, center=opts.dense_centering)
     if not ranked:
         return
     bonus = {
