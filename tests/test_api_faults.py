@@ -109,8 +109,12 @@ def test_non_finite_numbers_are_422(live, client, number):
 
 
 # -- item 2: turns on one thread ---------------------------------------------------------------
-def ask_events(live: LiveServer, question: str, thread_id: str | None = None) -> list:
-    body = {"question": question, **({"thread_id": thread_id} if thread_id else {})}
+def ask_events(
+    live: LiveServer, question: str, thread_id: str | None = None, note: str | None = None
+) -> list:
+    body: dict = {"question": question, **({"thread_id": thread_id} if thread_id else {})}
+    if note:
+        body["note"] = {"path": note}
     with live.client() as c, c.stream("POST", "/v1/ask", json=body) as response:
         assert response.status_code == 200
         return list(read_sse(response.iter_lines()))
@@ -157,7 +161,9 @@ def test_remote_images_in_an_answer_arrive_as_links(live, client):
     file.write_text(content, encoding="utf-8")  # a post needs its file, as in Obsidian
     note = {"path": "Animals/Quokka.md", "content": content}
     assert client.put("/v1/notes", json={"notes": [note]}, params={"wait": "true"}).is_success
-    events = ask_events(live, "Where does the quokka smile on Rottnest island?")
+    # Asked about the note: this module's embeddings are hash noise, so a plain question could
+    # rank a noise match above the quokka; what is checked here is how a quote shows images.
+    events = ask_events(live, "Where does the quokka smile on Rottnest island?", note=note["path"])
     final = json.loads(events[-1].data)
     streamed = "".join(json.loads(e.data)["text"] for e in events if e.event == "delta")
     assert "evil.example/leak.png" in final["answer"]  # the passage was quoted...

@@ -29,7 +29,8 @@ def bars(passages: int) -> Bars:
         weak=E5.weak_evidence,
         strong=E5.strong_evidence,
         unmatched_weak=E5.unmatched_weak,
-        lexical_scale=math.log(passages),
+        lexical_scale=math.log(max(passages, 20)),
+        lexical_informative=passages >= 20,
     )
 
 
@@ -66,6 +67,15 @@ def test_a_question_in_another_script_is_judged_by_its_cosine():
     assert strength_of(0.95, 0.0, bars(1396), same_script=False) == "some"  # never strong
     # The same numbers with notes in the question's script: nothing in common is weak.
     assert strength_of(0.848, 0.0, bars(1396)) == "weak"
+
+
+def test_an_index_too_small_for_bm25_is_judged_by_its_cosine():
+    # A one-note vault: "How do I clear a timer?" over its Timers note scores BM25 0.35 (every
+    # term's IDF is near zero with one passage) at cosine 0.864; 20 passages up, BM25 counts.
+    assert strength_of(0.864, 0.35, bars(1)) == "some"
+    assert strength_of(0.864, 0.35, bars(20)) == "weak"
+    assert strength_of(0.80, 0.35, bars(1)) == "weak"  # below the cosine-only bar
+    assert strength_of(0.95, 9.0, bars(5)) == "some"  # never strong on BM25 it cannot trust
 
 
 @pytest.fixture(scope="module")

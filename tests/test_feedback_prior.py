@@ -60,8 +60,11 @@ class FakeIndex:
     def count(self) -> int:
         return len(self.dense_ids)
 
-    def rank(self, *args: object) -> list[tuple[str, float]]:
+    def rank(self, *args: object, **kwargs: object) -> list[tuple[str, float]]:
         return []  # no note centroids
+
+    def mean(self) -> None:
+        return None  # no corpus mean: the dense list is not centred
 
     def embed_query(self, text: str) -> list[float]:
         return [0.0]
@@ -83,6 +86,7 @@ def fake(dense: list[str], lexical: list[str] | None = None) -> FakeIndex:
 
 
 def search(index: FakeIndex, **options: Any) -> list[SearchResult]:
+    options.setdefault("link_weight", 0.0)  # no link signal: the fused scores stay exact RRF
     return hybrid_search(index, "q", SearchOptions(**options))  # type: ignore[arg-type]
 
 

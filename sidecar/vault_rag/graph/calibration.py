@@ -59,7 +59,7 @@ class LexicalCalibration:
 
     weak: float = 0.68  # below this (and no strong cosine) the vault does not cover the question
     strong: float = 0.93  # at or above this (and a strong cosine) the vault clearly covers it
-    min_passages: int = 20  # below this many passages the scale is held (tiny test vaults)
+    min_passages: int = 20  # below this many passages BM25 is not evidence (evidence.Bars)
 
 
 LEXICAL = LexicalCalibration()

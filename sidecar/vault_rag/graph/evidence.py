@@ -52,6 +52,9 @@ class Bars:
     strong: float  # cosine at or above which a hit may be strong evidence
     unmatched_weak: float  # cosine bar for a question in a script no close passage uses
     lexical_scale: float  # ln(passages in the lexical index): BM25 / this is comparable
+    # False for an index of fewer than LEXICAL.min_passages passages: there IDF is near zero
+    # for every term (a one-note vault scores its own title 0.35), so BM25 cannot tell.
+    lexical_informative: bool = True
 
     def lexical(self, bm25: float | None) -> float:
         return (bm25 or 0.0) / self.lexical_scale
@@ -81,6 +84,7 @@ def bars_for(configuration: Configuration, resources: Resources) -> Bars:
         strong=calibration.strong_evidence,
         unmatched_weak=calibration.unmatched_weak,
         lexical_scale=math.log(max(passages, LEXICAL.min_passages)),
+        lexical_informative=passages >= LEXICAL.min_passages,
     )
 
 
@@ -90,9 +94,10 @@ def strength_of(
     """Strong: the dense and the lexical side both clearly match. Weak: little in common by
     BM25 (on the vault-independent scale) and no close cosine either. A question that cannot
     share words with the notes (`same_script` false: a Chinese question over English notes) is
-    judged by the cosine alone, and is never strong."""
+    judged by the cosine alone, and is never strong; so is any question over an index too small
+    for BM25 to mean anything (`Bars.lexical_informative`)."""
     dense, scaled = dense or 0.0, bars.lexical(lexical)
-    if not same_script:
+    if not same_script or not bars.lexical_informative:
         return "weak" if dense < bars.unmatched_weak else "some"
     if dense >= bars.strong and scaled >= LEXICAL.strong:
         return "strong"

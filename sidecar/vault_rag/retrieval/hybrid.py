@@ -170,7 +170,8 @@ def hybrid_search(
     chunks = {**found.chunks, **index.manifest.chunks([i for i in fused if i not in found.chunks])}
     if query_vector is not None and opts.note_weight > 0 and fused:
         _add_note_signal(index, fused, chunks, query_vector, depth, allowed, opts)
-    add_link_signal(fused, chunks, index.note_names.current(), opts.link_weight)
+    if opts.link_weight > 0 and fused:  # the note-name resolver only when it is used
+        add_link_signal(fused, chunks, index.note_names.current(), opts.link_weight)
     dense_scores, lexical_scores = {**dict(focused), **found.cosine}, dict(lexical)
     factors = apply_prior(fused, opts.prior, opts.prior_weight)
     # Asking about a note: a bounded factor like the prior's (retrieval/focus.py).
