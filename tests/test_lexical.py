@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import shutil
 import subprocess
 import sys
 import threading
@@ -14,7 +15,9 @@ import numpy as np
 import pytest
 
 from vault_rag.index import lexical
-from vault_rag.index.lexical import SNAPSHOT_DIR, FastBM25, LexicalIndex
+from vault_rag.index.bm25_postings import Postings
+from vault_rag.index.bm25_reference import FastBM25
+from vault_rag.index.lexical import SNAPSHOT_DIR, LexicalIndex
 
 DOCS: list[tuple[str, str, dict[str, Any]]] = [
     (
@@ -176,7 +179,7 @@ def test_reopen_loads_saved_snapshot_without_rebuilding(
     def no_rebuild(*args: object, **kwargs: object) -> None:
         raise AssertionError("rebuilt although a snapshot for this generation was saved")
 
-    monkeypatch.setattr(FastBM25, "build_index_from_ids", no_rebuild)
+    monkeypatch.setattr(Postings, "build", no_rebuild)
     with LexicalIndex(tmp_path) as b:
         assert b.search("碰撞 材质 UPrimitiveComponent") == expected
 
@@ -286,25 +289,136 @@ def test_many_small_upserts(tmp_path: Path) -> None:
         assert len(ix.search("材质", k=200)) == len({h[0] for h in ix.search("材质", k=200)})
 
 
-def test_unchanged_upsert_does_not_force_a_rebuild(
+def test_writes_are_caught_up_without_a_rebuild(
     ix: LexicalIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A write costs the rows it changed: the next search catches up from the change log
+    instead of building the whole index again; an identical re-upsert costs nothing at all."""
     ix.search("材质")
-    calls: list[int] = []
-    original = FastBM25.build_index_from_ids
+    builds: list[int] = []
+    catch_ups: list[int] = []
+    original = Postings.with_changes
 
-    def counting(self: FastBM25, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        calls.append(1)
+    def counting(self: Postings, *args: Any, **kwargs: Any) -> Postings:
+        catch_ups.append(1)
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(FastBM25, "build_index_from_ids", counting)
-    ix.upsert(DOCS)  # identical rows
+    monkeypatch.setattr(Postings, "build", lambda *a, **k: builds.append(1))
+    monkeypatch.setattr(Postings, "with_changes", counting)
+    ix.upsert(DOCS)  # identical rows: nothing written, nothing to catch up
     ix.search("材质")
-    assert calls == []
+    assert builds == [] and catch_ups == []
     ix.upsert([(DOCS[0][0], DOCS[0][1], {**DOCS[0][2], "tags": ["changed"]})])
-    ix.search("材质")
-    assert calls == [1]
     assert top(ix, "材质", tag="changed") == DOCS[0][0]
+    assert builds == [] and catch_ups == [1]
+    ix.delete([DOCS[1][0]])
+    assert ix.search("SpawnActor") == []
+    assert builds == [] and catch_ups == [1, 1]
+
+
+def _reference_scores(docs: dict[str, list[str]], query: list[str]) -> dict[str, float]:
+    """FastBM25 (the static engine this one replaced) built afresh over `docs`."""
+    ids = sorted(docs)
+    model = FastBM25()
+    model.index([docs[i] for i in ids], show_progress=False)
+    known = [t for t in dict.fromkeys(query) if t in model.vocab_dict]
+    if not known or not ids:
+        return {}
+    scores = model.get_scores(known)
+    return {i: float(s) for i, s in zip(ids, scores, strict=True) if s > 0}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_incremental_scores_equal_a_fresh_fastbm25_bit_for_bit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Random upserts, replacements and deletes, searched after each step (so the postings are
+    caught up, compacted and folded many times): every score equals FastBM25's over the
+    current documents, as the same float — retrieval is unchanged by the engine swap."""
+    from vault_rag.index import bm25_postings
+
+    monkeypatch.setattr(bm25_postings, "DELTA_MIN", 40)  # fold and compact often
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(60)] + ["材质", "参数", "蓝图", "碰撞"]
+    current: dict[str, list[str]] = {}
+    with LexicalIndex(tmp_path) as ix:
+        for step in range(60):
+            action = rng.random()
+            if action < 0.65 or len(current) < 5:
+                batch = {}
+                for _ in range(rng.randint(1, 6)):
+                    chunk_id = f"c{rng.randrange(80):02d}"
+                    batch[chunk_id] = " ".join(rng.choices(words, k=rng.randint(0, 40)))
+                ix.upsert([(i, text, {"note_path": f"n/{i}.md"}) for i, text in batch.items()])
+                current.update({i: lexical.tokenize(text) for i, text in batch.items()})
+            else:
+                gone = rng.sample(sorted(current), k=min(len(current), rng.randint(1, 4)))
+                ix.delete(gone)
+                for i in gone:
+                    current.pop(i)
+            query = rng.sample(words, k=rng.randint(1, 6))
+            got = dict(ix.search(" ".join(query), k=500))
+            assert got == _reference_scores(current, lexical.tokenize(" ".join(query))), step
+
+
+def test_a_second_object_catches_up_from_the_log_and_a_saved_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log serves other processes too: a reader built once follows another object's
+    writes without rebuilding, and a fresh one loads the saved snapshot and catches up."""
+    writer = LexicalIndex(tmp_path)
+    writer.upsert(DOCS)
+    writer.search("碰撞")  # builds and saves
+    reader = LexicalIndex(tmp_path)
+    assert top(reader, "碰撞通道") == "ue/collision.md#intro"  # loaded, not built
+    monkeypatch.setattr(Postings, "build", lambda *a, **k: pytest.fail("rebuilt"))
+    writer.upsert([("new#1", "Chaos 物理引擎的破碎系统", {"note_path": "UE/chaos.md"})])
+    writer.delete(["ue/collision.md#intro"])
+    assert top(reader, "破碎") == "new#1" and reader.search("碰撞通道") == []
+    with LexicalIndex(tmp_path) as fresh:  # snapshot from before the writes + the log
+        assert top(fresh, "破碎") == "new#1" and fresh.search("碰撞通道") == []
+        assert fresh.search("材质 破碎 spawn") == reader.search("材质 破碎 spawn")
+    reader.close()
+    writer.close()
+
+
+def test_persist_prunes_the_log_and_older_readers_reload(tmp_path: Path) -> None:
+    """Saving a snapshot drops the tombstones it covers; a reader whose state is older than
+    that can no longer catch up from the log, so it loads the snapshot and goes on from it."""
+    old = LexicalIndex(tmp_path)
+    old.upsert(DOCS)
+    assert top(old, "牛肉面") == "cooking/noodles.md#recipe"
+    with LexicalIndex(tmp_path) as other:
+        other.delete(["cooking/noodles.md#recipe"])
+        other.upsert([("x#1", "牛肉 炖 很久", {"note_path": "x.md"})])
+        assert other.persist() is True
+        assert other.persist() is False  # already on disk
+        assert other._conn().execute("SELECT COUNT(*) FROM gone").fetchone()[0] == 0
+    assert [h[0] for h in old.search("牛肉面")] == ["x#1"]
+    assert len(list((tmp_path / SNAPSHOT_DIR).iterdir())) == 1
+    old.close()
+
+
+def test_database_from_before_the_change_log_is_migrated(tmp_path: Path) -> None:
+    import sqlite3
+
+    with LexicalIndex(tmp_path) as a:
+        a.upsert(DOCS)
+    db = sqlite3.connect(tmp_path / lexical.DB_FILE)
+    db.executescript(  # the old layout: docs without `gen`, no `gone`, no floor
+        """CREATE TABLE old (id TEXT PRIMARY KEY, note_path TEXT, tags TEXT NOT NULL,
+            toks BLOB NOT NULL, meta TEXT NOT NULL);
+        INSERT INTO old SELECT id, note_path, tags, toks, meta FROM docs;
+        DROP TABLE docs; ALTER TABLE old RENAME TO docs; DROP TABLE gone;
+        DELETE FROM meta WHERE key='floor';"""
+    )
+    db.close()
+    shutil.rmtree(tmp_path / SNAPSHOT_DIR, ignore_errors=True)
+    with LexicalIndex(tmp_path) as b:
+        assert top(b, "碰撞通道") == "ue/collision.md#intro"
+        b.delete(["ue/collision.md#intro"])
+        b.upsert([("n#1", "碰撞通道 新的", {"note_path": "n.md"})])
+        assert [h[0] for h in b.search("碰撞通道")] == ["n#1"]
 
 
 def test_fast_builder_matches_stock_bm25s() -> None:

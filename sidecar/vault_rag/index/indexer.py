@@ -163,6 +163,9 @@ class Indexer:
             summary.warnings = counts["warnings"]
             if not summary.chunks_pending:
                 self.index.manifest.prune_vectors()
+            # The BM25 state saved for the next process (a first search then loads it instead
+            # of building from every row); nothing to do when the saved one is current.
+            self.index.lexical.persist()
         summary.seconds = time.monotonic() - started
         self.index.manifest.set_meta("last_run", summary.line())
         return summary

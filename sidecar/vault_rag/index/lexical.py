@@ -2,54 +2,54 @@
 
 Storage: one SQLite file (WAL). `vocab` maps each token ever seen to a dense integer id (append
 only); `docs` holds per chunk id its token list as a blob of those ids (little-endian int32, in
-text order), note path, normalised tags and the caller's metadata as JSON. Storing ids rather
-than token text lets a rebuild go from rows to the BM25 matrix with numpy alone: no Python
-object per token. Text is not stored: the manifest is the source of truth for it, and if
-`TOKENIZER_VERSION` changes the rows are dropped so `Indexer.reconcile` re-adds them.
+text order), note path, normalised tags, the caller's metadata as JSON, and `gen`, the
+generation that last wrote the row. Text is not stored: the manifest is the source of truth for
+it, and if `TOKENIZER_VERSION` changes the rows are dropped so `Indexer.reconcile` re-adds them.
 
-Search: bm25s builds a static index, so every write bumps a generation counter in the same
-transaction, and a search whose in-memory index was built at an older generation rebuilds it
-(under a lock; concurrent readers keep using the immutable snapshot they hold). The counter
-lives in SQLite, so another process sees this one's writes at its next search. A built index is
-saved next to the database in a directory named after (database instance, generation), and a
-restart whose generation is unchanged loads it instead of rebuilding (~10x faster at 50k
-chunks, see `scripts/bench_lexical.py`).
+Change log: every write bumps `meta.generation` in its transaction and stamps the rows it
+writes with it; a delete leaves a tombstone in `gone` (id, generation). So any reader that
+knows the index at generation g can catch up by reading only what changed after g — in this
+process (the server's writer thread) or in another (the CLI while a server runs) alike.
+`meta.floor` is the generation below which tombstones were pruned (or everything was cleared):
+a reader older than it loads afresh.
 
-Filters (`folder`, `tag`) are boolean masks over the snapshot's documents, cached per value.
+Search: `bm25_postings.Postings`, term frequencies in memory with Lucene BM25 scores computed
+at query time (bm25s' numbers, bit for bit). A search whose state is older than the database
+catches up (under a lock; concurrent readers keep the immutable state they hold), which costs
+the changed rows, not the whole index. A state is saved next to the database in a directory
+named after (database instance, generation): after a full build, by `persist()` (the server's
+writer when idle, the end of `vault-rag index`), and a fresh process loads the newest one and
+catches up from it instead of building from every row.
+
+Filters (`folder`, `tag`) are boolean masks over the state's slots, cached per value.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
 import sqlite3
 import threading
-import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
-from itertools import chain
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import bm25s
 import numpy as np
-from bm25s.tokenization import Tokenized
 
+from vault_rag.index.bm25_postings import Postings, Row, tokens_of
+from vault_rag.index.lexical_snapshot import Snapshots
 from vault_rag.index.tokenize import TOKENIZER_VERSION, tokenize
 
 log = logging.getLogger(__name__)
 
 DB_FILE = "lexical.sqlite3"
-SNAPSHOT_DIR = "lexical.bm25"
-# Part of the snapshot directory name: bump when BM25 parameters or the saved layout change.
-SNAPSHOT_FORMAT = "1"
+SNAPSHOT_DIR = "lexical.bm25"  # saved states (`lexical_snapshot.py`)
 SEP = "\n"  # joins a chunk's tags in one column (a tag has no line break)
-_MASK_CACHE = 32  # filter masks kept per snapshot (folder/tag combinations)
-_STALE_TMP_S = 3600.0  # an unfinished snapshot dir older than this is a crashed writer's
+# A catch-up of more rows than this share of the index builds afresh instead (vectorised).
+_REBUILD_SHARE = 0.5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,9 +59,11 @@ CREATE TABLE IF NOT EXISTS docs (
     note_path TEXT,
     tags TEXT NOT NULL,     -- normalised tags (lower-case, no '#'), newline-joined
     toks BLOB NOT NULL,     -- vocab ids, little-endian int32, in text order
-    meta TEXT NOT NULL      -- caller's metadata as JSON
+    meta TEXT NOT NULL,     -- caller's metadata as JSON
+    gen INTEGER NOT NULL DEFAULT 0  -- generation of the write that stored this row
 );
 CREATE INDEX IF NOT EXISTS docs_note ON docs(note_path);
+CREATE TABLE IF NOT EXISTS gone (id TEXT PRIMARY KEY, gen INTEGER NOT NULL);
 """
 
 
@@ -81,93 +83,32 @@ def _folder_prefix(folder: str) -> str:
 
 
 @dataclass(frozen=True)
-class FlatCorpus:
-    """Token ids of all documents, concatenated, plus each document's length."""
-
-    flat: np.ndarray
-    lengths: np.ndarray
-
-    @classmethod
-    def from_lists(cls, docs: list[list[int]]) -> FlatCorpus:
-        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
-        flat = np.fromiter(chain.from_iterable(docs), np.int64, int(lengths.sum()))
-        return cls(flat, lengths)
-
-    def __len__(self) -> int:
-        return len(self.lengths)
-
-
-class FastBM25(bm25s.BM25):
-    """bm25s with vectorised index construction through `build_index_from_ids`, which its docs
-    invite overriding: stock bm25s loops in Python per document, this does the same arithmetic
-    for its default Lucene variant with numpy. Scoring, save and load are untouched bm25s; a
-    test checks scores against stock bm25s. Takes `Tokenized(FlatCorpus, vocab)` or lists."""
-
-    def build_index_from_ids(
-        self,
-        unique_token_ids: list[int],
-        corpus_token_ids: list[list[int]] | FlatCorpus,
-        show_progress: bool = True,
-        leave_progress: bool = False,
-    ) -> dict[str, Any]:
-        if self.method != "lucene" or self.idf_method not in (None, "lucene"):
-            raise ValueError("FastBM25 implements only the Lucene BM25 variant")
-        corpus = (
-            corpus_token_ids
-            if isinstance(corpus_token_ids, FlatCorpus)
-            else FlatCorpus.from_lists(corpus_token_ids)
-        )
-        n_docs = len(corpus)
-        # Every vocab id gets a column, even one no current chunk uses (its chunks were deleted):
-        # bm25s rejects a query id past the last column.
-        n_vocab = max(max(unique_token_ids, default=-1), int(corpus.flat.max(initial=-1))) + 1
-        doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), corpus.lengths)
-        # One entry per distinct (term, doc), sorted by term then doc: exactly CSC order.
-        pairs, tf = np.unique(corpus.flat * n_docs + doc_of, return_counts=True)
-        term, doc = np.divmod(pairs, n_docs)
-        df = np.bincount(term, minlength=n_vocab)
-        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))  # bm25s' Lucene idf, vectorised
-        doc_len = corpus.lengths[doc] / corpus.lengths.mean()
-        data = idf[term] * (tf / (self.k1 * ((1 - self.b) + self.b * doc_len) + tf))
-        self.nonoccurrence_array = None
-        return {
-            "data": data.astype(self.dtype),
-            "indices": doc.astype(self.int_dtype),
-            "indptr": np.concatenate(([0], np.cumsum(df))),
-            "num_docs": n_docs,
-        }
+class _Stamp:
+    instance: str
+    generation: int
+    floor: int  # changes before this generation may be missing from the log
 
 
 @dataclass(frozen=True)
-class _Snapshot:
-    """A built index, never modified once published (`masks` is only a cache)."""
+class _State:
+    """The index as of one generation; never modified once published."""
 
-    stamp: str
-    model: bm25s.BM25 | None  # None when no chunk has a token
-    rows: list[tuple[str, str | None, str]]  # (id, note_path, tags) in index order
-    ids: list[str]
-    masks: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    instance: str
+    generation: int
+    postings: Postings
 
-    def mask(self, folder: str | None, tag: str | None) -> np.ndarray | None:
-        prefix = _folder_prefix(folder) if folder else ""
-        wanted = normalize_tag(tag) if tag else ""
-        if not prefix and not wanted:
-            return None
-        cached = self.masks.get((prefix, wanted))
-        if cached is not None:
-            return cached
-        under, nested = prefix + "/", wanted + "/"
 
-        def keep(path: str | None, tags: str) -> bool:
-            if prefix and not (path == prefix or (path or "").startswith(under)):
-                return False
-            # Tag "ue" matches "ue" and nested "ue/rendering", like Obsidian's tag search.
-            return not wanted or any(t == wanted or t.startswith(nested) for t in tags.split(SEP))
+def _filter(prefix: str, wanted: str) -> Callable[[Row], bool]:
+    under, nested = prefix + "/", wanted + "/"
 
-        mask = np.fromiter((keep(r[1], r[2]) for r in self.rows), dtype=bool, count=len(self.rows))
-        if len(self.masks) < _MASK_CACHE:
-            self.masks[(prefix, wanted)] = mask
-        return mask
+    def keep(row: Row) -> bool:
+        path, tags = row
+        if prefix and not (path == prefix or (path or "").startswith(under)):
+            return False
+        # Tag "ue" matches "ue" and nested "ue/rendering", like Obsidian's tag search.
+        return not wanted or any(t == wanted or t.startswith(nested) for t in tags.split(SEP))
+
+    return keep
 
 
 class LexicalIndex:
@@ -183,7 +124,9 @@ class LexicalIndex:
         self._conns_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._build_lock = threading.Lock()
-        self._snapshot: _Snapshot | None = None
+        self._state: _State | None = None
+        self._saved: tuple[str, int] | None = None  # (instance, generation) on disk, if known
+        self._snapshots = Snapshots(self.snapshot_root)
         with self._transaction() as db:  # the schema itself is created in _conn
             self._init_meta(db)
 
@@ -230,28 +173,43 @@ class LexicalIndex:
         self.close()
 
     # -- meta -------------------------------------------------------------------------------
-    @staticmethod
-    def _bump(db: sqlite3.Connection) -> None:
-        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
-
     def _init_meta(self, db: sqlite3.Connection) -> None:
         meta = dict(db.execute("SELECT key, value FROM meta"))
         # A fresh id per database file, so a snapshot left by a deleted-and-recreated database
         # (generation back at 0) can never be mistaken for this one's.
         db.execute("INSERT OR IGNORE INTO meta VALUES ('instance', ?)", (uuid.uuid4().hex,))
         db.execute("INSERT OR IGNORE INTO meta VALUES ('generation', '0')")
+        db.execute("INSERT OR IGNORE INTO meta VALUES ('floor', '0')")
+        columns = {r[1] for r in db.execute("PRAGMA table_info(docs)")}
+        if "gen" not in columns:  # a database from before the change log: no reader may catch up
+            db.execute("ALTER TABLE docs ADD COLUMN gen INTEGER NOT NULL DEFAULT 0")
+            self._set_generation(db, self._generation(db) + 1, floor=True)
+        db.execute("CREATE INDEX IF NOT EXISTS docs_gen ON docs(gen)")
         if meta.get("tokenizer") != TOKENIZER_VERSION:
             if db.execute("SELECT 1 FROM docs LIMIT 1").fetchone():
                 log.warning("tokeniser changed: lexical index cleared, reconcile will refill it")
-                db.execute("DELETE FROM docs")
-                self._bump(db)
+                self._clear(db)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('tokenizer', ?)", (TOKENIZER_VERSION,))
 
-    def _stamp(self, db: sqlite3.Connection) -> str:
+    @staticmethod
+    def _generation(db: sqlite3.Connection) -> int:
+        row = db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        return int(row[0])
+
+    @staticmethod
+    def _set_generation(db: sqlite3.Connection, generation: int, floor: bool = False) -> None:
+        db.execute("UPDATE meta SET value=? WHERE key='generation'", (str(generation),))
+        if floor:
+            db.execute("UPDATE meta SET value=? WHERE key='floor'", (str(generation),))
+
+    @staticmethod
+    def _stamp(db: sqlite3.Connection) -> _Stamp:
         rows = dict(
-            db.execute("SELECT key, value FROM meta WHERE key IN ('instance', 'generation')")
+            db.execute(
+                "SELECT key, value FROM meta WHERE key IN ('instance', 'generation', 'floor')"
+            )
         )
-        return f"{rows['instance']}-{rows['generation']}-{SNAPSHOT_FORMAT}"
+        return _Stamp(rows["instance"], int(rows["generation"]), int(rows["floor"]))
 
     # -- writes -----------------------------------------------------------------------------
     def upsert(self, items: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
@@ -263,6 +221,7 @@ class LexicalIndex:
         if not docs:
             return
         with self._write_lock, self._transaction() as db:
+            generation = self._generation(db) + 1
             vocab = self._vocab_ids(db, {t for _, tokens, _ in docs for t in tokens})
             rows = [
                 (
@@ -271,22 +230,25 @@ class LexicalIndex:
                     SEP.join(_tags_of(metadata)),
                     np.array([vocab[t] for t in tokens], dtype="<i4").tobytes(),
                     json.dumps(dict(metadata), ensure_ascii=False, sort_keys=True, default=str),
+                    generation,
                 )
                 for chunk_id, tokens, metadata in docs
             ]
             before = db.total_changes
             # The WHERE skips identical rows, so re-upserting unchanged chunks (a reconcile)
-            # does not bump the generation and force a rebuild.
+            # writes nothing and leaves the generation alone: no reader has anything to redo.
             db.executemany(
-                """INSERT INTO docs(id, note_path, tags, toks, meta) VALUES (?, ?, ?, ?, ?)
+                """INSERT INTO docs(id, note_path, tags, toks, meta, gen)
+                VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET note_path=excluded.note_path, tags=excluded.tags,
-                    toks=excluded.toks, meta=excluded.meta
+                    toks=excluded.toks, meta=excluded.meta, gen=excluded.gen
                 WHERE docs.note_path IS NOT excluded.note_path OR docs.tags != excluded.tags
                     OR docs.toks != excluded.toks OR docs.meta != excluded.meta""",
                 rows,
             )
             if db.total_changes != before:
-                self._bump(db)
+                db.executemany("DELETE FROM gone WHERE id=?", [(r[0],) for r in rows])
+                self._set_generation(db, generation)
 
     @staticmethod
     def _vocab_ids(db: sqlite3.Connection, tokens: set[str]) -> dict[str, int]:
@@ -294,30 +256,42 @@ class LexicalIndex:
         across processes; rowids are never removed, so they stay dense and stable)."""
         todo = sorted(tokens)  # sorted: the same writes give the same ids
         db.executemany("INSERT OR IGNORE INTO vocab(token) VALUES (?)", ((t,) for t in todo))
+        return LexicalIndex._known_ids(db, todo)
+
+    @staticmethod
+    def _known_ids(db: sqlite3.Connection, tokens: list[str]) -> dict[str, int]:
         known: dict[str, int] = {}
-        for i in range(0, len(todo), 500):
-            part = todo[i : i + 500]
+        for i in range(0, len(tokens), 500):
+            part = tokens[i : i + 500]
             marks = ",".join("?" * len(part))
             known.update(db.execute(f"SELECT token, id FROM vocab WHERE token IN ({marks})", part))
         return known
 
     def delete(self, ids: Iterable[str]) -> int:
         """Remove chunks by id; unknown ids are ignored. Returns how many were removed."""
-        return self._delete("DELETE FROM docs WHERE id=?", [(i,) for i in ids])
-
-    def clear(self) -> None:
-        self._delete("DELETE FROM docs", [()])
-
-    def _delete(self, sql: str, params: list[tuple[str, ...]]) -> int:
-        if not params:
+        wanted = sorted(set(ids))
+        if not wanted:
             return 0
         with self._write_lock, self._transaction() as db:
-            before = db.total_changes
-            db.executemany(sql, params)
-            removed = db.total_changes - before
+            generation = self._generation(db) + 1
+            removed = 0
+            for chunk_id in wanted:
+                if db.execute("DELETE FROM docs WHERE id=?", (chunk_id,)).rowcount:
+                    db.execute("INSERT OR REPLACE INTO gone VALUES (?, ?)", (chunk_id, generation))
+                    removed += 1
             if removed:
-                self._bump(db)
+                self._set_generation(db, generation)
         return removed
+
+    def clear(self) -> None:
+        with self._write_lock, self._transaction() as db:
+            self._clear(db)
+
+    def _clear(self, db: sqlite3.Connection) -> None:
+        # No tombstones: the floor makes every older reader start afresh (from no rows).
+        db.execute("DELETE FROM docs")
+        db.execute("DELETE FROM gone")
+        self._set_generation(db, self._generation(db) + 1, floor=True)
 
     # -- reads ------------------------------------------------------------------------------
     def ids(self) -> set[str]:
@@ -336,95 +310,138 @@ class LexicalIndex:
         """
         if k <= 0:
             return []
-        # Repeating a query word should not weigh it twice (bm25s sums per query token).
+        # Repeating a query word should not weigh it twice (BM25 sums per query token).
         terms = list(dict.fromkeys(tokenize(query)))
         if not terms:
             return []
-        snap = self._current()
-        if snap.model is None:
+        known = self._known_ids(self._conn(), terms)
+        term_ids = [known[t] for t in terms if t in known]  # in query order, as bm25s sums
+        if not term_ids:
             return []
-        token_ids = snap.model.get_tokens_ids(terms)
-        if not token_ids:
-            return []
-        scores = snap.model.get_scores_from_ids(token_ids)
-        keep = snap.mask(folder, tag)
-        if keep is not None:
+        postings = self._current().postings
+        scores = postings.scores(term_ids)
+        prefix = _folder_prefix(folder) if folder else ""
+        wanted = normalize_tag(tag) if tag else ""
+        if prefix or wanted:
+            keep = postings.mask((prefix, wanted), _filter(prefix, wanted))
             scores = np.where(keep, scores, 0.0)
         hits = np.flatnonzero(scores > 0)
         if hits.size > k:
             # Keep everything tied with the k-th score so the id tie-break below is stable.
             kth = np.partition(scores[hits], hits.size - k)[hits.size - k]
             hits = hits[scores[hits] >= kth]
-        ranked = sorted(
-            ((snap.ids[i], float(scores[i])) for i in hits), key=lambda h: (-h[1], h[0])
-        )
+        ids = postings.ids
+        ranked = sorted(((ids[i], float(scores[i])) for i in hits), key=lambda h: (-h[1], h[0]))
         return ranked[:k]
 
-    # -- snapshot ---------------------------------------------------------------------------
-    def _current(self) -> _Snapshot:
-        snap = self._snapshot
-        if snap is not None and snap.stamp == self._stamp(self._conn()):
-            return snap
+    # -- the in-memory state ----------------------------------------------------------------
+    def _current(self) -> _State:
+        state = self._state
+        if state is not None:
+            stamp = self._stamp(self._conn())
+            if (stamp.instance, stamp.generation) == (state.instance, state.generation):
+                return state
         with self._build_lock:
-            # Another thread may have rebuilt while we waited; _load re-reads the stamp.
-            snap = self._load()
-            self._snapshot = snap
-            return snap
+            # Another thread may have caught up while we waited; _refresh re-reads the stamp.
+            self._state = self._refresh()
+            return self._state
 
-    def _load(self) -> _Snapshot:
-        # One read transaction: stamp, rows, token ids and vocab are one database state.
+    def _refresh(self) -> _State:
+        # One read transaction: the stamp and the rows read are one database state.
         with self._transaction(write=False) as db:
             stamp = self._stamp(db)
-            current = self._snapshot
-            if current is not None and current.stamp == stamp:
-                return current
-            rows: list[tuple[str, str | None, str]] = db.execute(
-                "SELECT id, note_path, tags FROM docs ORDER BY id"
-            ).fetchall()
-            ids = [r[0] for r in rows]
-            model = self._read_saved(stamp, ids) if rows else None
-            blobs: list[bytes] = []
-            vocab: dict[str, int] = {}
-            if rows and model is None:
-                blobs = [r[0] for r in db.execute("SELECT toks FROM docs ORDER BY id")]
-                vocab = dict(db.execute("SELECT token, id FROM vocab"))
-        if rows and model is None:
-            lengths = np.fromiter((len(b) // 4 for b in blobs), np.int64, len(blobs))
-            flat = np.frombuffer(b"".join(blobs), dtype="<i4").astype(np.int64)
-            if flat.size:  # (bm25s cannot index a corpus without a single token)
-                model = FastBM25()
-                corpus = Tokenized(ids=FlatCorpus(flat, lengths), vocab=vocab)
-                model.index(corpus, show_progress=False)  # type: ignore[arg-type]
-                self._save(stamp, model, ids)
-        return _Snapshot(stamp, model, rows, ids)
+            state = self._state
+            if state is not None and (state.instance, state.generation) == (
+                stamp.instance,
+                stamp.generation,
+            ):
+                return state
+            if not self._can_catch_up(state, stamp):
+                state = self._read_saved(stamp)
+            if state is not None:
+                try:
+                    caught = self._catch_up(db, state, stamp)
+                except Exception:  # never leave search broken: a full build is always right
+                    log.exception("lexical catch-up failed; building afresh")
+                    caught = None
+                if caught is not None:
+                    return caught
+            built = self._build(db, stamp)
+        self._save(built)
+        return built
 
-    def _read_saved(self, stamp: str, ids: list[str]) -> bm25s.BM25 | None:
-        path = self.snapshot_root / stamp
-        try:
-            saved_ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
-            if saved_ids != ids:
-                return None
-            # mmap=False: a mapped file would keep the directory undeletable on Windows.
-            return bm25s.BM25.load(path, mmap=False, show_progress=False)
-        except Exception as exc:  # a cache: missing, partial or foreign files mean "rebuild"
-            log.debug("lexical snapshot not loaded: %s", exc)
+    @staticmethod
+    def _can_catch_up(state: _State | None, stamp: _Stamp) -> bool:
+        return (
+            state is not None
+            and state.instance == stamp.instance
+            and stamp.floor <= state.generation <= stamp.generation
+        )
+
+    def _catch_up(self, db: sqlite3.Connection, state: _State, stamp: _Stamp) -> _State | None:
+        """`state` brought to `stamp` from the change log; None when building afresh is
+        cheaper (most rows changed)."""
+        since = state.generation
+        changed = db.execute(
+            "SELECT id, note_path, tags, toks FROM docs WHERE gen > ?", (since,)
+        ).fetchall()
+        if len(changed) > max(1000, _REBUILD_SHARE * state.postings.n_alive):
             return None
+        gone = [r[0] for r in db.execute("SELECT id FROM gone WHERE gen > ?", (since,))]
+        postings = state.postings.with_changes(
+            gone, [(i, (path, tags), tokens_of(toks)) for i, path, tags, toks in changed]
+        )
+        if postings.needs_compaction():
+            postings = postings.compacted()
+        return _State(stamp.instance, stamp.generation, postings)
 
-    def _save(self, stamp: str, model: bm25s.BM25, ids: list[str]) -> None:
-        """Best effort: write to a temp dir, rename into place (atomic), drop older snapshots."""
-        final = self.snapshot_root / stamp
-        tmp = self.snapshot_root / f".tmp-{stamp}-{uuid.uuid4().hex[:8]}"
-        try:
-            model.save(tmp, show_progress=False)
-            (tmp / "ids.json").write_text(json.dumps(ids, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, final)
-        except OSError as exc:  # another process saved the same stamp first, disk full, ...
-            log.debug("lexical snapshot not saved: %s", exc)
-            shutil.rmtree(tmp, ignore_errors=True)
-            return
-        for old in self.snapshot_root.iterdir():
-            # Another process may be writing a .tmp- dir right now; only old ones are debris.
-            with suppress(OSError):
-                stale = time.time() - old.stat().st_mtime > _STALE_TMP_S
-                if old.name != stamp and (stale or not old.name.startswith(".tmp-")):
-                    shutil.rmtree(old, ignore_errors=True)
+    @staticmethod
+    def _build(db: sqlite3.Connection, stamp: _Stamp) -> _State:
+        rows = db.execute("SELECT id, note_path, tags, toks FROM docs ORDER BY id").fetchall()
+        postings = Postings.build(
+            [r[0] for r in rows], [(r[1], r[2]) for r in rows], [tokens_of(r[3]) for r in rows]
+        )
+        return _State(stamp.instance, stamp.generation, postings)
+
+    # -- snapshots on disk ------------------------------------------------------------------
+    def persist(self) -> bool:
+        """Save the current state unless the newest snapshot on disk is already it, so the
+        next process loads it instead of catching up or building. True when one was written."""
+        stamp = self._stamp(self._conn())
+        if self._saved == (stamp.instance, stamp.generation):
+            return False
+        saved = self._snapshots.generations(stamp.instance)
+        if saved and max(saved) == stamp.generation:
+            self._saved = (stamp.instance, stamp.generation)
+            return False
+        return self._save(self._current())
+
+    def _read_saved(self, stamp: _Stamp) -> _State | None:
+        """The newest saved state this database can catch up from, if any."""
+        usable = [
+            g
+            for g in self._snapshots.generations(stamp.instance)
+            if stamp.floor <= g <= stamp.generation
+        ]
+        if not usable:
+            return None
+        postings = self._snapshots.load(stamp.instance, max(usable))
+        if postings is None:
+            return None
+        self._saved = (stamp.instance, max(usable))
+        return _State(stamp.instance, max(usable), postings)
+
+    def _save(self, state: _State) -> bool:
+        """Save `state`, then prune the tombstones a reader of it no longer needs (a reader
+        older than it loads it instead: `floor`)."""
+        if not self._snapshots.save(state.instance, state.generation, state.postings):
+            return False
+        self._saved = (state.instance, state.generation)
+        with suppress(sqlite3.Error), self._write_lock, self._transaction() as db:
+            if self._stamp(db).instance == state.instance:
+                db.execute("DELETE FROM gone WHERE gen <= ?", (state.generation,))
+                db.execute(
+                    "UPDATE meta SET value=? WHERE key='floor' AND CAST(value AS INTEGER) < ?",
+                    (str(state.generation), state.generation),
+                )
+        return True

@@ -229,6 +229,7 @@ class IndexWriter:
         if self._dirty and now - self._last_write >= PRUNE_AFTER_S and not self._maybe_pending:
             self.manifest.prune_vectors()
             self.manifest.prune_content_hashes()
+            self._persist_lexical()
             self._dirty = False
         waits = [self._backoff_until - now] if self._maybe_pending else []
         if self._dirty:
@@ -243,8 +244,17 @@ class IndexWriter:
             self.status.queued = 0
         for item in left:
             item.future.set_exception(RuntimeError("the index writer stopped"))
+        if self._dirty:
+            self._persist_lexical()
         self.status.state = "stopped"
         self.indexer.lock.release()
+
+    def _persist_lexical(self) -> None:
+        """Save the BM25 state for the next process (a cache: a failure only costs time)."""
+        try:
+            self.indexer.index.lexical.persist()
+        except Exception as exc:
+            log.warning("lexical snapshot not saved: %s", exc)
 
     def _record_error(self, message: str) -> None:
         log.warning("index writer: %s", message)
