@@ -196,12 +196,12 @@ def test_a_file_changing_while_read_is_retried(live, monkeypatch):
     real = sync.read_note_file
     looks: list[str] = []
 
-    def flaky(root: Path, rel: str, known=None):  # the first two reads see the file move
+    def flaky(root: Path, rel: str, known=None, **options):  # the first two reads see it move
         if rel == "Flux.md":
             looks.append(rel)
             if len(looks) <= 2:
                 raise FileInFlux(rel)
-        return real(root, rel, known)
+        return real(root, rel, known, **options)
 
     monkeypatch.setattr(sync, "read_note_file", flaky)
     (vault / "Flux.md").write_text("# Flux\n\nThe axolotl regrows limbs.\n")

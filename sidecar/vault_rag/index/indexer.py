@@ -203,14 +203,16 @@ class Indexer:
         self.store_synced, self.index.store_error = False, str(exc)
 
     # -- 2. what changed on disk ---------------------------------------------------------
-    def scan(self, force: bool = False) -> ScanResult:
-        """Stat every note; `force` (the chunking pipeline changed) treats every note as changed."""
+    def scan(self, force: bool = False, paths: list[str] | None = None) -> ScanResult:
+        """Stat every note; `force` (the chunking pipeline changed) treats every note as changed.
+        `paths`: the vault's note paths when the caller has just listed them."""
         root = self.index.vault_root
         known = self.index.manifest.notes()
-        result = ScanResult(seen=list(iter_note_paths(root, self.ignores)))
+        seen = paths if paths is not None else list(iter_note_paths(root, self.ignores))
+        result = ScanResult(seen=seen)
         for rel in result.seen:
             try:
-                file = read_note_file(root, rel, known.get(rel))
+                file = read_note_file(root, rel, known.get(rel), walked=True)
             except (OSError, UnsafePathError):
                 continue  # vanished or still being written: the next run looks again
             if file.same and not force:
@@ -249,7 +251,10 @@ class Indexer:
             )
 
     # -- 3. chunk and record -----------------------------------------------------------------
-    def apply(self, scan: ScanResult, progress: Progress) -> int:
+    def apply(
+        self, scan: ScanResult, progress: Progress, note_index: NoteIndex | None = None
+    ) -> int:
+        """`note_index`: link resolution over `scan.seen`, when the caller keeps one."""
         manifest = self.index.manifest
         dependents = dependents_of(manifest, scan.changed, scan.deleted)
         # Before anything they embed is recorded as changed: a crash after that point must
@@ -261,7 +266,7 @@ class Indexer:
         # Directly changed notes first: they are what the user is looking at.
         todo.sort(key=lambda p: p not in scan.changed)
         progress.on_phase("chunking", len(todo))
-        note_index = NoteIndex(scan.seen)
+        note_index = note_index or NoteIndex(scan.seen)
         for rel in todo:
             record = scan.changed.get(rel)
             if record is None:

@@ -34,7 +34,8 @@ from typing import Any
 
 from vault_rag.index.indexer import Indexer, Progress
 from vault_rag.index.manifest import Manifest
-from vault_rag.vault.reader import iter_note_paths
+from vault_rag.vault.links import NoteIndex
+from vault_rag.vault.listing import VaultListing
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,8 @@ class IndexWriter:
         self._backoff_until = 0.0
         self._last_write = 0.0
         self._dirty = False  # written since the last prune
+        self._listing: VaultListing | None = None  # the vault's note paths (writer thread)
+        self._note_index: tuple[tuple[int, int], NoteIndex] | None = None
         self._thread = threading.Thread(target=self._run, name="vault-rag-writer", daemon=True)
 
     @property
@@ -271,8 +274,25 @@ class IndexWriter:
         return Progress(on_phase=on_phase, on_advance=on_advance)
 
     def note_paths(self) -> list[str]:
-        """Every note on disk now (link resolution needs the whole vault)."""
-        return list(iter_note_paths(self.indexer.index.vault_root, self.indexer.ignores))
+        """Every note on disk now (link resolution needs the whole vault): the writer's
+        `VaultListing`, which reads again only the folders that changed since the last call."""
+        listing = self._listing
+        if listing is None or listing.ignores != tuple(self.indexer.ignores):
+            listing = self._listing = VaultListing(
+                self.indexer.index.vault_root, self.indexer.ignores
+            )
+        return listing.paths()
+
+    def note_index(self, paths: list[str] | None = None) -> NoteIndex:
+        """Link resolution over every note now (`paths`: `note_paths()` just taken), built
+        again only when the listing changed."""
+        if paths is None:
+            paths = self.note_paths()
+        assert self._listing is not None
+        key = (id(self._listing), self._listing.version)
+        if self._note_index is None or self._note_index[0] != key:
+            self._note_index = (key, NoteIndex(paths))
+        return self._note_index[1]
 
     def embed_now(self, ids: set[str]) -> tuple[int, int]:
         """Give these chunks vectors before returning (a caller that waits for dense search)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import os
 import stat
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -11,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vault_rag.settings import DEFAULT_IGNORES as DEFAULT_IGNORES  # one list, in settings
-from vault_rag.vault.paths import resolve_inside, to_rel_path
+from vault_rag.vault.paths import resolve_inside
 from vault_rag.vault.types import VaultWarning
 
 # A note larger than this is skipped with a warning: embedding it would take hours and
@@ -165,26 +164,7 @@ def is_watched_folder(path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bo
 
 def iter_note_paths(vault_root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) -> Iterator[str]:
     """Vault-relative paths of every markdown note, sorted, skipping ignored and hidden folders
-    and symlinks (a link could point outside the vault)."""
-    root = vault_root.resolve()
-    ignores = tuple(ignores)
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        # Judge a folder by its vault-relative path, as is_ignored judges the files in it:
-        # a glob like "Daily/*" must prune only the top-level Daily, not "Gameplay/Daily".
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not d.startswith(".")
-            and not is_ignored(to_rel_path(root, Path(dirpath) / d) + "/x", ignores)
-        )
-        for name in filenames:
-            if not name.lower().endswith(NOTE_SUFFIX):
-                continue
-            absolute = Path(dirpath) / name
-            if absolute.is_symlink():
-                continue
-            rel = to_rel_path(root, absolute)
-            if not is_ignored(rel, ignores):
-                found.append(rel)
-    yield from sorted(found)
+    and symlinks (a link could point outside the vault): a one-off `VaultListing`."""
+    from vault_rag.vault.listing import VaultListing  # (it uses this module's rules)
+
+    yield from VaultListing(vault_root, ignores).paths()

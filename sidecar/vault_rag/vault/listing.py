@@ -1,0 +1,105 @@
+"""The vault's note paths, listed again only where a folder changed.
+
+Link resolution and the "has a file" check of a posted note need every note path of the vault,
+and a full walk of 10,000 notes costs ~0.4 s of CPU: the server paid it on every posted note
+and every watcher batch. A `VaultListing` remembers each folder's entries with the folder's
+mtime. A folder's mtime changes whenever an entry is added, removed or renamed in it, so a
+later call stats the known folders and lists again only those that moved, or that were listed
+so soon after a change that a second change could share the timestamp (git's "racy" rule).
+File contents do not matter here: they are the manifest's business.
+
+The rules are the full walk's (`reader.iter_note_paths` is a one-off listing): `.md` files,
+NFC vault-relative paths, sorted; hidden folders, ignored folders and files, and symlinks
+(files, and folders, which are never walked into) left out; unreadable folders skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vault_rag.vault.paths import normalize_rel_path
+from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored
+
+# A folder whose mtime is younger than this when it is listed is listed again next time:
+# coarse file-system clocks (1-2 s on FAT/exFAT, HFS+) could hide a second change.
+RACY_NS = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class _Folder:
+    mtime_ns: int
+    trusted: bool
+    notes: tuple[str, ...]  # NFC vault-relative paths of the notes directly in it
+    subfolders: tuple[str, ...]  # on-disk relative paths of the folders walked into
+
+
+class VaultListing:
+    """Note paths of one vault with one ignore list; not thread-safe (one owner thread)."""
+
+    def __init__(self, root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) -> None:
+        self.root = root.resolve()
+        self.ignores = tuple(ignores)
+        self._folders: dict[str, _Folder] = {}
+        self._paths: list[str] = []
+        self.version = 0  # bumped whenever the listed paths change
+
+    def paths(self) -> list[str]:
+        """Every note path now, sorted (a new list each call)."""
+        folders: dict[str, _Folder] = {}
+        changed = False
+        pending = [""]
+        while pending:
+            rel = pending.pop()
+            folder = self._folder(rel)
+            if folder is None:
+                continue
+            before = self._folders.get(rel)
+            changed = changed or before is None or before.notes != folder.notes
+            folders[rel] = folder
+            pending.extend(folder.subfolders)
+        changed = changed or folders.keys() != self._folders.keys()
+        self._folders = folders
+        if changed or not self.version:
+            self._paths = sorted(p for f in folders.values() for p in f.notes)
+            self.version += 1
+        return list(self._paths)
+
+    def _folder(self, rel: str) -> _Folder | None:
+        absolute = os.path.join(self.root, rel) if rel else str(self.root)
+        try:
+            mtime = os.stat(absolute).st_mtime_ns  # before listing: a change meanwhile shows
+        except OSError:
+            return None
+        cached = self._folders.get(rel)
+        if cached is not None and cached.trusted and cached.mtime_ns == mtime:
+            return cached
+        try:
+            with os.scandir(absolute) as scan:
+                entries = list(scan)
+        except OSError:  # unreadable: skipped, as the full walk skips it
+            return None
+        notes: list[str] = []
+        subfolders: list[str] = []
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()  # follows symlinks, as os.walk sorts entries
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            on_disk = f"{rel}/{name}" if rel else name
+            if is_dir:
+                if name.startswith(".") or is_link:
+                    continue
+                if not is_ignored(normalize_rel_path(on_disk) + "/x", self.ignores):
+                    subfolders.append(on_disk)
+            elif name.lower().endswith(".md") and not is_link:
+                path = normalize_rel_path(on_disk)
+                if not is_ignored(path, self.ignores):
+                    notes.append(path)
+        trusted = time.time_ns() - mtime > RACY_NS
+        return _Folder(mtime, trusted, tuple(sorted(notes)), tuple(sorted(subfolders)))
