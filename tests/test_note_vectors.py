@@ -87,3 +87,41 @@ def test_the_note_signal_reorders_and_never_adds(hashed_index: VaultIndex, query
     before = {key(r): r.base_score for r in off}
     assert all(r.base_score >= before[key(r)] for r in on)
     assert any(r.base_score > before[key(r)] for r in on)
+
+
+def test_writes_in_this_process_refresh_only_their_notes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write names the notes it touched, so the next search reads only those notes' units
+    (at 10,000 notes re-reading all of them cost ~0.3 s per write); the centroids are always
+    those a fresh build gives. A transaction that names nothing makes it compare everything."""
+    rng = np.random.default_rng(0)
+    manifest = Manifest(tmp_path / "m.sqlite3")
+    notes = NoteVectors(manifest)
+
+    def vec() -> list[float]:
+        return [float(x) for x in rng.normal(size=4)]
+
+    for i in range(30):
+        _store(manifest, f"n{i}.md", {f"h{i}a": vec(), f"h{i}b": vec()})
+    query = [1.0, 0.5, -0.2, 0.1]
+    notes.rank(query, 50)  # built
+    full_reads: list[int] = []
+    real = manifest.embedded_hashes
+    monkeypatch.setattr(manifest, "embedded_hashes", lambda: full_reads.append(1) or real())
+
+    _store(manifest, "n3.md", {"n3-new": vec()})  # replaced
+    manifest.delete_note("n5.md")
+    _store(manifest, "new.md", {"new1": vec()})
+    manifest.mark_embedded(["n7.md#0"], embedded=False)  # a unit the store lost
+    got = notes.rank(query, 50)
+    assert full_reads == []
+    assert got == NoteVectors(manifest).rank(query, 50)
+    assert "n5.md" not in dict(got) and "new.md" in dict(got)
+
+    full_reads.clear()  # (the fresh build above read everything)
+    with manifest.transaction() as db:  # e.g. `vault-rag migrate`: does not say what it did
+        db.execute("UPDATE chunks SET embedded=0 WHERE note_path='n9.md'")
+    got = notes.rank(query, 50)
+    assert full_reads == [1] and "n9.md" not in dict(got)
+    assert got == NoteVectors(manifest).rank(query, 50)

@@ -22,6 +22,9 @@ import numpy as np
 from vault_rag.chunking.types import Chunk
 
 SCHEMA_VERSION = "1"
+# Transactions remembered with the notes they touched (`notes_touched`); older ones are
+# forgotten, and a cache that far behind rebuilds.
+JOURNAL_SIZE = 4096
 # The file hash of a note recorded from a post while the disk held an older version
 # (`index/sync.py`): the next disk event or scan re-reads the file.
 POSTED_PREFIX = "posted:"
@@ -101,6 +104,8 @@ class Manifest:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
         self.generation = 0  # bumped by every committed transaction of this connection
+        # generation → the notes whose chunks or embedded flags it changed (None: not said)
+        self._journal: dict[int, frozenset[str] | None] = {}
         if self.get_meta("schema_version") is None:
             self.set_meta("schema_version", SCHEMA_VERSION)
 
@@ -108,7 +113,9 @@ class Manifest:
         self.db.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self, touched: Iterable[str] | None = None) -> Iterator[sqlite3.Connection]:
+        """One write transaction. `touched`: the notes whose chunks or embedded flags it
+        changes, for caches derived per note (`notes_touched`); None when unknown."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
@@ -117,6 +124,19 @@ class Manifest:
             raise
         self.db.execute("COMMIT")
         self.generation += 1
+        self._journal[self.generation] = None if touched is None else frozenset(touched)
+        self._journal.pop(self.generation - JOURNAL_SIZE, None)
+
+    def notes_touched(self, since: int) -> set[str] | None:
+        """The notes this connection's transactions after generation `since` touched; None
+        when one of them did not say which (or is forgotten): rebuild everything then."""
+        found: set[str] = set()
+        for generation in range(since + 1, self.generation + 1):
+            notes = self._journal.get(generation)
+            if notes is None:
+                return None
+            found |= notes
+        return found
 
     def change_token(self) -> tuple[int, int]:
         """Changes when any transaction commits, in this process (`generation`) or through
@@ -159,10 +179,11 @@ class Manifest:
     ) -> list[str]:
         """Record a note's new chunks in one transaction. Chunks whose id and content hash are
         unchanged keep their `embedded` flag. Returns the ids that are gone."""
-        with self.transaction() as db:
+        with self.transaction(touched=[record.path]) as db:
             old = dict(
                 db.execute(
-                    "SELECT id, content_hash FROM chunks WHERE note_path=? AND embedded=1",
+                    # `+embedded`: by note (chunks_note), not a scan of every embedded row
+                    "SELECT id, content_hash FROM chunks WHERE note_path=? AND +embedded=1",
                     (record.path,),
                 ).fetchall()
             )
@@ -204,7 +225,7 @@ class Manifest:
         return sorted(old_ids - {c.id for c in chunks})
 
     def delete_note(self, path: str) -> list[str]:
-        with self.transaction() as db:
+        with self.transaction(touched=[path]) as db:
             ids = [r[0] for r in db.execute("SELECT id FROM chunks WHERE note_path=?", (path,))]
             db.execute("DELETE FROM chunks WHERE note_path=?", (path,))
             db.execute("DELETE FROM deps WHERE note_path=?", (path,))
@@ -230,13 +251,16 @@ class Manifest:
     def chunk_hashes(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT id, content_hash FROM chunks").fetchall())
 
-    def chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
-        out: dict[str, Chunk] = {}
-        for chunk_id in ids:
-            row = self.db.execute("SELECT data FROM chunks WHERE id=?", (chunk_id,)).fetchone()
-            if row:
-                out[chunk_id] = chunk_from_json(row[0])
-        return out
+    def chunks(self, ids: Iterable[str], batch: int = 500) -> dict[str, Chunk]:
+        """The chunks of these ids that exist, in the order given (one query per `batch`)."""
+        wanted = list(dict.fromkeys(ids))
+        found: dict[str, str] = {}
+        for i in range(0, len(wanted), batch):
+            part = wanted[i : i + batch]
+            marks = ",".join("?" * len(part))
+            query = f"SELECT id, data FROM chunks WHERE id IN ({marks})"
+            found.update(self.db.execute(query, part))
+        return {i: chunk_from_json(found[i]) for i in wanted if i in found}
 
     def note_chunks(self, note_path: str) -> list[Chunk]:
         rows = self.db.execute(
@@ -247,7 +271,7 @@ class Manifest:
     def embedded_chunks(self, note_path: str) -> list[Chunk]:
         """The note's chunks that the vector store holds, in note order."""
         rows = self.db.execute(
-            "SELECT data FROM chunks WHERE note_path=? AND embedded=1 ORDER BY ordinal",
+            "SELECT data FROM chunks WHERE note_path=? AND +embedded=1 ORDER BY ordinal",
             (note_path,),
         )
         return [chunk_from_json(r[0]) for r in rows]
@@ -262,10 +286,22 @@ class Manifest:
         return [PendingChunk(r[0], r[1], chunk_from_json(r[2])) for r in rows]
 
     def mark_embedded(self, ids: Iterable[str], embedded: bool = True) -> None:
-        with self.transaction() as db:
+        ids = list(ids)
+        with self.transaction(touched=self._notes_of(ids)) as db:
             db.executemany(
                 "UPDATE chunks SET embedded=? WHERE id=?", [(int(embedded), i) for i in ids]
             )
+
+    def _notes_of(self, ids: list[str], batch: int = 500) -> set[str]:
+        notes: set[str] = set()
+        for i in range(0, len(ids), batch):
+            part = ids[i : i + batch]
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(
+                f"SELECT DISTINCT note_path FROM chunks WHERE id IN ({marks})", part
+            )
+            notes.update(r[0] for r in rows)
+        return notes
 
     def embedded_hashes(self) -> list[tuple[str, str]]:
         """(note path, content hash) of every chunk the vector store holds."""
@@ -362,7 +398,9 @@ class Manifest:
         return out
 
     def cache_vectors(self, vectors: dict[str, list[float]]) -> None:
-        with self.transaction() as db:
+        # Touches no note: a content hash's vector never changes, and a unit only counts once
+        # it is marked embedded (which names its note).
+        with self.transaction(touched=()) as db:
             db.executemany(
                 "INSERT OR REPLACE INTO vectors(content_hash, vector) VALUES (?, ?)",
                 [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],

@@ -1,0 +1,129 @@
+"""Benchmark the manifest work per written note and per search, on a copy of an index.
+
+    python scripts/bench_writes.py DATA_DIR [--notes 30]
+
+CPU time, median over --notes notes; each row next to the statement or path it replaced
+(run here as the baseline, so both sides see the same database in the same run):
+* a note's embedded units, as `replace_note` and `embedded_chunks` ask: the query SQLite
+  planned over the (embedded, priority) index — a scan of every embedded unit — before
+  `+embedded` made it look the note up by path;
+* the note centroids after one note is written: compared over every note (before) or only
+  the notes the write named (`Manifest.notes_touched`);
+* the search's chunk lookup of 100 candidates: one query per id (before) or per 500.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sidecar"))
+
+from vault_rag.index.manifest import Manifest, chunk_from_json
+from vault_rag.index.note_vectors import NoteVectors
+
+
+def cpu(fn: Callable[[], object]) -> float:
+    started = time.process_time()
+    fn()
+    return time.process_time() - started
+
+
+def row(name: str, samples: list[float], base: float | None = None) -> float:
+    value = statistics.median(samples)
+    ratio = "" if base is None else f"{value / base:.3g}×"
+    print(f"| {name} | {value * 1000:,.2f} ms | {ratio} |")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", type=Path, help="a data dir (copied, never written)")
+    parser.add_argument("--notes", type=int, default=30)
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="bench-writes-"))
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            source = args.data / f"manifest.sqlite3{suffix}"
+            if source.exists():
+                shutil.copy(source, work / source.name)
+        manifest = Manifest(work / "manifest.sqlite3")
+        counts = manifest.counts()
+        paths = sorted(manifest.notes())[: args.notes]
+        print(f"{counts['notes']:,} notes, {counts['chunks']:,} units; CPU, median of {len(paths)}")
+        print("\n| per written note | CPU | ratio |\n|---|---:|---:|")
+        db = manifest.db
+        old_sql = "SELECT id, content_hash FROM chunks WHERE note_path=? AND embedded=1"
+        base = row(
+            "embedded units of a note, planned over (embedded, priority) (before)",
+            [cpu(lambda p=p: db.execute(old_sql, (p,)).fetchall()) for p in paths],
+        )
+        new_sql = old_sql.replace("AND embedded", "AND +embedded")
+        row(
+            "… looked up by note path (`+embedded`)",
+            [cpu(lambda p=p: db.execute(new_sql, (p,)).fetchall()) for p in paths],
+            base,
+        )
+        row(
+            "replace_note with the same units",
+            [
+                cpu(
+                    lambda p=p: manifest.replace_note(
+                        manifest.note(p),  # type: ignore[arg-type]
+                        manifest.note_chunks(p),
+                        sorted(manifest.note_deps(p)),
+                        [],
+                    )
+                )
+                for p in paths
+            ],
+        )
+        vectors = NoteVectors(manifest)
+        query = [0.05] * int(manifest.get_meta("dimension") or 384)
+        vectors.rank(query, 50)
+        full: list[float] = []
+        touched: list[float] = []
+        for p in paths:
+            manifest.replace_note(
+                manifest.note(p),  # type: ignore[arg-type]
+                manifest.note_chunks(p),
+                sorted(manifest.note_deps(p)),
+                [],
+            )
+            touched.append(cpu(lambda: vectors.rank(query, 50)))
+            vectors._token = None  # as if another process had written: compare every note
+            full.append(cpu(lambda: vectors.rank(query, 50)))
+        print("\n| after one written note, the next search's centroids | CPU | ratio |")
+        print("|---|---:|---:|")
+        base = row("compared over every note (before)", full)
+        row("only the notes the write named", touched, base)
+
+        ids = [r[0] for r in db.execute("SELECT id FROM chunks ORDER BY id LIMIT 100")]
+
+        def one_by_one() -> None:
+            for i in ids:
+                found = db.execute("SELECT data FROM chunks WHERE id=?", (i,)).fetchone()
+                if found:
+                    chunk_from_json(found[0])
+
+        print("\n| a search's 100 candidates from the manifest | CPU | ratio |\n|---|---:|---:|")
+        base = row("one query per id (before)", [cpu(one_by_one) for _ in range(20)])
+        row(
+            "Manifest.chunks (one query)",
+            [cpu(lambda: manifest.chunks(ids)) for _ in range(20)],
+            base,
+        )
+        manifest.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
