@@ -9,6 +9,8 @@ CPU time, median over --notes notes; each row next to the statement or path it r
   `+embedded` made it look the note up by path;
 * the note centroids after one note is written: compared over every note (before) or only
   the notes the write named (`Manifest.notes_touched`);
+* the next batch of the embedding queue: sorted from every waiting unit (before) or read off
+  an index in the queue's order (only measurable while units wait: a first index);
 * the search's chunk lookup of 100 candidates: one query per id (before) or per 500.
 """
 
@@ -111,6 +113,20 @@ def main(argv: list[str] | None = None) -> int:
                 found = db.execute("SELECT data FROM chunks WHERE id=?", (i,)).fetchone()
                 if found:
                     chunk_from_json(found[0])
+
+        print("\n| the embedding queue: the next 32 waiting units | CPU | ratio |\n|---|---:|---:|")
+        waiting = manifest.counts()["pending"]
+        db.execute("DROP INDEX chunks_queue")
+        db.execute("CREATE INDEX old_pending ON chunks(embedded, priority)")
+        base = row(
+            f"over (embedded, priority): every waiting unit sorted (before; {waiting:,} waiting)",
+            [cpu(lambda: manifest.pending(32)) for _ in range(5)],
+        )
+        db.execute("DROP INDEX old_pending")
+        db.execute(
+            "CREATE INDEX chunks_queue ON chunks(embedded, priority DESC, note_path, ordinal)"
+        )
+        row("read off chunks_queue", [cpu(lambda: manifest.pending(32)) for _ in range(5)], base)
 
         print("\n| a search's 100 candidates from the manifest | CPU | ratio |\n|---|---:|---:|")
         base = row("one query per id (before)", [cpu(one_by_one) for _ in range(20)])

@@ -48,7 +48,10 @@ CREATE TABLE IF NOT EXISTS chunks (
     data TEXT NOT NULL                     -- the chunk as JSON
 );
 CREATE INDEX IF NOT EXISTS chunks_note ON chunks(note_path);
-CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(embedded, priority);
+-- The embedding queue in `pending`'s order, so the next batch is read off the index: over
+-- (embedded, priority) SQLite sorted every waiting unit per batch (~0.5 s at 35k waiting).
+DROP INDEX IF EXISTS chunks_pending;
+CREATE INDEX IF NOT EXISTS chunks_queue ON chunks(embedded, priority DESC, note_path, ordinal);
 CREATE TABLE IF NOT EXISTS deps (
     note_path TEXT NOT NULL,
     target TEXT NOT NULL,   -- a note path, or "missing:<lower-cased link text>"
