@@ -15,8 +15,9 @@ Every figure is a median (latencies: p50 and p95) over the repeats or samples sh
 table's `n` column. Each process involved is a real one: `vault-rag index` / `search` /
 `serve` (uvicorn) subprocesses; the full index runs in a child process with the provider
 wrapped to time the model; the naive pipeline (LangChain splitter → `Chroma.from_documents`,
-rebuilt on each change) runs in a child process with the same embedder. Not covered: the
-plugin's start-up reconcile (the plugin's own benchmark, in Node).
+rebuilt on each change) runs in a child process with the same embedder. The plugin's start-up
+reconcile runs the plugin's real sync code in Node against the last server
+(`scripts/bench_plugin.py`; skipped when Node or the plugin's node_modules are missing).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sidecar"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_plugin
 from bench_procs import (
     QUERIES,
     ROOT,
@@ -51,7 +53,14 @@ from bench_procs import (
     put_note,
     run_child,
 )
-from bench_stats import Figure, latency_figure, median_figure, percentile, render_table
+from bench_stats import (
+    Figure,
+    latency_figure,
+    median_figure,
+    percentile,
+    reconcile_figures,
+    render_table,
+)
 
 SHARED = ROOT.parent / "shared" / "vaults"
 EMBEDDERS = {"local": "model", "hash": "stand-in"}
@@ -309,6 +318,21 @@ def _server_figures(
                 model,
             )
         )
+
+    _plugin_figures(t, server, vault, repeats, model)
+
+
+def _plugin_figures(t: Target, server: Server, vault: Path, repeats: int, model: str) -> None:
+    """The plugin's start-up reconcile against this server's (unchanged) index, in Node."""
+    why = bench_plugin.available()
+    if why is not None:
+        print(f"  plugin reconcile skipped: {why}", flush=True)
+        return
+    server.wait_idle()
+    first, second = bench_plugin.reconcile_runs(server, vault, server.work, repeats)
+    print(f"  plugin reconcile: first {first} second {second}", flush=True)
+    for fig in reconcile_figures(t.label, model, first, second):
+        t.add(fig)
 
 
 # -- main ----------------------------------------------------------------------------------------

@@ -110,6 +110,7 @@ class Server:
         from vault_rag.server_token import load_or_create_token
 
         self.data = data
+        self.work = work
         self.token = load_or_create_token(data)[0]
         self.port = free_port()
         self.started = time.perf_counter()

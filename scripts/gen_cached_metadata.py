@@ -3,6 +3,7 @@
     python scripts/gen_cached_metadata.py            # (re)write every case
     python scripts/gen_cached_metadata.py --check    # exit 1 when a file is missing or stale
     python scripts/gen_cached_metadata.py CASE ...   # only these case folders
+    python scripts/gen_cached_metadata.py --vault DIR --out FILE   # any vault (benchmarks)
 
 The TypeScript resolver in obsidian-plugin/ works on Obsidian's `metadataCache`, which only
 exists inside Obsidian. For the shared fixtures (shared-schemas/fixtures/embeds/) this script
@@ -324,7 +325,10 @@ def note_metadata(text: str) -> dict[str, Any]:
 
 
 def case_metadata(case: Path) -> dict[str, Any]:
-    vault = case / "vault"
+    return vault_metadata(case / "vault")
+
+
+def vault_metadata(vault: Path) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for path in iter_note_paths(vault):
         source = read_note(vault, path)
@@ -340,7 +344,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("cases", nargs="*", help="case folder names (default: all)")
     parser.add_argument("--check", action="store_true", help="only report missing/stale files")
+    parser.add_argument("--vault", type=Path, help="write the metadata of this vault instead")
+    parser.add_argument("--out", type=Path, help="where --vault's metadata goes (JSON)")
     args = parser.parse_args(argv)
+    if args.vault is not None:
+        if args.out is None:
+            parser.error("--vault needs --out")
+        data = vault_metadata(args.vault)
+        args.out.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
+        print(f"wrote {args.out}: {len(data)} notes")
+        return 0
     names = args.cases or sorted(p.name for p in FIXTURES.iterdir() if (p / "case.json").is_file())
     stale: list[str] = []
     for name in names:

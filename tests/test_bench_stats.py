@@ -97,3 +97,29 @@ def test_table_has_one_row_per_figure_with_ratio_target_and_verdict():
         "| sample (model) | full index wall (24 notes \\| 100 chunks) | 110 s |  | 3 |  |  "
         "| <= 3 s | **missed** |"
     )
+
+
+def _run(wall_ms: float, block_ms: float, cpu_ms: float, requests: int = 1) -> dict[str, object]:
+    return {
+        "notes": 10_000,
+        "wall_ms": wall_ms,
+        "loop_delay_max_ms": block_ms,
+        "longest_tick_cpu_ms": cpu_ms,
+        "request_count": requests,
+    }
+
+
+def test_reconcile_figures_take_medians_and_judge_each_start():
+    first = [_run(12_000, 40, 20), _run(9_000, 70, 35), _run(8_000, 45, 30)]
+    second = [_run(500, 30, 10), _run(450, 20, 12, requests=2), _run(480, 25, 11)]
+    wall1, block1, wall2, block2 = stats.reconcile_figures(
+        "10k (stand-in)", "stand-in", first, second
+    )
+    assert (wall1.value, wall1.unit, wall1.n, wall1.met) == (9.0, "s", 3, True)
+    assert (block1.value, block1.unit, block1.met) == (45, "ms", True)
+    assert "10000 notes; requests 1; first start" in wall1.note
+    assert "most CPU between two ticks 35 ms" in block1.note
+    assert (wall2.value, wall2.met) == (0.48, True) and "requests 1/2" in wall2.note
+    assert block2.value == 25 and block2.met is True
+    slow = stats.reconcile_figures("x", "-", [_run(10_001, 51, 1)], [_run(1, 1, 1)])
+    assert slow[0].met is False and slow[1].met is False

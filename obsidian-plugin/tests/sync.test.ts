@@ -285,6 +285,37 @@ describe("reconcile", () => {
     expect(vault.reads.get("B.md")).toBe(1); // resolved once: to compare, and that payload is sent
   });
 
+  it("reads up to reconcileConcurrency notes at once and applies them in vault order", async () => {
+    for (let i = 0; i < 20; i++) vault.notes.set(`N${String(i).padStart(2, "0")}.md`, `n${i}`);
+    const hashes = new Map<string, string>();
+    for (const [path, content] of vault.notes) {
+      // every third note changed on this side; the rest in sync
+      hashes.set(path, await sha256Hex(Number(path.slice(1, 3)) % 3 === 0 ? "old" : content));
+    }
+    const runs: { most: number; puts: string[] }[] = [];
+    for (const concurrency of [1, 4]) {
+      sidecar = new FakeSidecar();
+      sidecar.hashes = new Map(hashes);
+      let inFlight = 0;
+      let most = 0;
+      const payload = vault.payload.bind(vault);
+      vault.payload = async (path: string) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        for (let k = 0; k < 5; k++) await Promise.resolve(); // a read that takes a while
+        inFlight -= 1;
+        return payload(path);
+      };
+      const { sync } = engine({ reconcileConcurrency: concurrency });
+      await sync.reconcile();
+      runs.push({ most, puts: sidecar.summary });
+      vault.payload = payload;
+    }
+    expect(runs.map((r) => r.most)).toEqual([1, 4]);
+    expect(runs[1]?.puts).toEqual(runs[0]?.puts); // same posts, same order
+    expect(runs[0]?.puts).toEqual(["hashes", "put N00.md,N03.md,N06.md,N09.md,N12.md,N15.md,N18.md"]);
+  });
+
   it("retries a reconcile the sidecar was down for", async () => {
     sidecar.down = true;
     const { sync } = engine();

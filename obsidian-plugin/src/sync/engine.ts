@@ -105,6 +105,7 @@ export class SyncEngine {
       batchBytes: options.batchBytes ?? 4_000_000,
       maxNoteBytes: options.maxNoteBytes ?? 8_000_000,
       reconcileSlice: options.reconcileSlice ?? 100,
+      reconcileConcurrency: Math.max(1, options.reconcileConcurrency ?? 8),
       retryBaseMs: options.retryBaseMs ?? 1_000,
       retryMaxMs: options.retryMaxMs ?? 60_000,
     };
@@ -507,6 +508,33 @@ export class SyncEngine {
       }
     }
     let read = 0;
+    // Up to `reconcileConcurrency` notes are read and hashed at once (their file reads and
+    // digests overlap instead of queueing one after another); results apply in vault order.
+    type Check = { path: string; stat: { mtime: number; size: number } | null; remoteHash: string | undefined };
+    const window: { note: Check; check: Promise<{ inSync: boolean; payload: NotePayload | null }> | null }[] = [];
+    const settle = async (): Promise<void> => {
+      const results = await Promise.allSettled(window.map((w) => w.check ?? Promise.resolve(null)));
+      const taken = window.splice(0);
+      for (const [i, { note, check }] of taken.entries()) {
+        const result = results[i] as PromiseSettledResult<{ inSync: boolean; payload: NotePayload | null } | null>;
+        if (result.status === "rejected") throw result.reason;
+        let payload: NotePayload | null = null;
+        if (check !== null && result.value !== null) {
+          read += 1;
+          if (result.value.inSync) {
+            if (note.stat !== null && note.remoteHash !== undefined) {
+              this.known.set(note.path, { ...note.stat, hash: note.remoteHash.slice(0, HASH_PREFIX) });
+            }
+            verified.add(note.path);
+            continue;
+          }
+          payload = result.value.payload;
+        }
+        this.dirty.set(note.path, ++this.generation);
+        if (payload !== null) this.prepared.set(note.path, { generation: this.generation, payload });
+        changed.push(note.path);
+      }
+    };
     for (const path of local) {
       await slicer.step();
       signal.throwIfAborted();
@@ -526,21 +554,11 @@ export class SyncEngine {
         continue; // unchanged here since it was last in sync, and unchanged on the sidecar
       }
       this.known.delete(path);
-      let payload: NotePayload | null = null;
-      if (remoteHash !== undefined) {
-        read += 1;
-        const check = await this.inSync(path, remoteHash, signal);
-        if (check.inSync) {
-          if (stat !== null) this.known.set(path, { ...stat, hash: remoteHash.slice(0, HASH_PREFIX) });
-          verified.add(path);
-          continue;
-        }
-        payload = check.payload;
-      }
-      this.dirty.set(path, ++this.generation);
-      if (payload !== null) this.prepared.set(path, { generation: this.generation, payload });
-      changed.push(path);
+      const check = remoteHash === undefined ? null : this.inSync(path, remoteHash, signal);
+      window.push({ note: { path, stat, remoteHash }, check });
+      if (window.length >= this.o.reconcileConcurrency) await settle();
     }
+    await settle();
     for (const path of remote.keys()) {
       // Excluded notes are left alone both ways: the sidecar's own ignore rules decide.
       if (!inVault.has(path) && !queued.has(path) && !this.o.isExcluded(path)) {

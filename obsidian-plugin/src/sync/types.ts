@@ -53,6 +53,8 @@ export interface SyncOptions {
   maxNoteBytes?: number;
   /** Notes per slice of the start-up reconcile, and how it yields to the UI between slices. */
   reconcileSlice?: number;
+  /** Notes the start-up reconcile reads and hashes at once (their reads and digests overlap). */
+  reconcileConcurrency?: number;
   yieldToUi?: YieldToUi;
   /** The queue and the in-sync map of the last session (plugin data). */
   persisted?: PersistedSync | null;
