@@ -50,7 +50,7 @@ class _Lineage:
     def __init__(self, ids: list[str], rows: list[Row]) -> None:
         self.ids = ids
         self.rows = rows
-        self.slot_of = {chunk_id: slot for slot, chunk_id in enumerate(ids)}
+        self._slot_of: dict[str, int] | None = None
         self.terms = np.empty(0, dtype=np.int32)  # delta buffers, grown by doubling
         self.slots = np.empty(0, dtype=np.int32)
         self.tfs = np.empty(0, dtype=np.int32)
@@ -58,6 +58,13 @@ class _Lineage:
         self.head: Postings | None = None  # the only state that may be extended
         self.masks: dict[tuple[str, str], np.ndarray] = {}  # filter masks, grown with slots
         self.mask_lock = threading.Lock()
+
+    @property
+    def slot_of(self) -> dict[str, int]:
+        """Chunk id → live slot; built on the first change (a search alone never needs it)."""
+        if self._slot_of is None:
+            self._slot_of = {chunk_id: slot for slot, chunk_id in enumerate(self.ids)}
+        return self._slot_of
 
     def append(self, terms: np.ndarray, slots: np.ndarray, tfs: np.ndarray) -> None:
         need = self.size + terms.size
