@@ -125,3 +125,23 @@ def test_writes_in_this_process_refresh_only_their_notes(
     got = notes.rank(query, 50)
     assert full_reads == [1] and "n9.md" not in dict(got)
     assert got == NoteVectors(manifest).rank(query, 50)
+
+
+def test_vector_arrays_in_one_pass_are_the_batched_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past a few thousand hashes the vector cache is read in one pass into one buffer; the
+    arrays are the same bytes as the per-batch lookups give, unknown hashes left out."""
+    from vault_rag.index import manifest as manifest_module
+
+    manifest = Manifest(tmp_path / "m.sqlite3")
+    rng = np.random.default_rng(1)
+    vectors = {f"h{i}": [float(x) for x in rng.normal(size=8)] for i in range(50)}
+    manifest.cache_vectors(vectors)
+    wanted = [*list(vectors)[::2], "unknown"]
+    batched = manifest.vector_arrays(wanted, batch=7)
+    monkeypatch.setattr(manifest_module, "_WHOLE_TABLE", 0)
+    one_pass = manifest.vector_arrays(wanted)
+    assert one_pass.keys() == batched.keys() == set(list(vectors)[::2])
+    for key, array in one_pass.items():
+        assert array.dtype == np.float32 and np.array_equal(array, batched[key])
