@@ -7,6 +7,7 @@ agree on what "the file changed" means: the manifest's `NoteRecord` (sha256, mti
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,16 +37,19 @@ def read_note_file(
     inside the vault and no symlink; the path checks, ~0.1 ms a note (a scan of 10,000 notes
     spent most of its time there), are then skipped unless the file is not at `root / rel`
     (an NFD name on disk)."""
-    absolute = root / rel if walked else resolve_inside(root, rel)
-    try:
-        before = absolute.stat()
-    except FileNotFoundError:
-        if not walked:
-            raise
+    absolute: Path | None = None
+    if walked:
+        try:
+            before = os.stat(os.path.join(root, rel))  # (no Path object: 10,000 of them add up)
+        except FileNotFoundError:
+            walked = False
+    if not walked:
         absolute = resolve_inside(root, rel)
         before = absolute.stat()
     if known and known.mtime_ns == before.st_mtime_ns and known.size == before.st_size:
         return NoteFile(known, True, None)
+    if absolute is None:  # it is read: through the path checks after all
+        absolute = resolve_inside(root, rel)
     data = absolute.read_bytes()
     after = absolute.stat()
     moved = (before.st_mtime_ns, before.st_size) != (after.st_mtime_ns, after.st_size)

@@ -15,14 +15,16 @@ NFC vault-relative paths, sorted; hidden folders, ignored folders and files, and
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import time
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from vault_rag.vault.paths import normalize_rel_path
-from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored
+from vault_rag.vault.reader import DEFAULT_IGNORES, ROOTED, is_ignored
 
 # A folder whose mtime is younger than this when it is listed is listed again next time:
 # coarse file-system clocks (1-2 s on FAT/exFAT, HFS+) could hide a second change.
@@ -44,6 +46,7 @@ class VaultListing:
         self.root = root.resolve()
         self.ignores = tuple(ignores)
         self._folders: dict[str, _Folder] = {}
+        self._nfc: dict[str, str] = {"": ""}  # on-disk folder → its canonical (NFC) path
         self._paths: list[str] = []
         self.version = 0  # bumped whenever the listed paths change
 
@@ -82,6 +85,9 @@ class VaultListing:
                 entries = list(scan)
         except OSError:  # unreadable: skipped, as the full walk skips it
             return None
+        if rel not in self._nfc:  # (its parent was listed first: the walk goes top-down)
+            parent, _, name = rel.rpartition("/")
+            self._nfc[rel] = self._canonical(parent, name)
         notes: list[str] = []
         subfolders: list[str] = []
         for entry in entries:
@@ -95,11 +101,36 @@ class VaultListing:
             if is_dir:
                 if name.startswith(".") or is_link:
                     continue
-                if not is_ignored(normalize_rel_path(on_disk) + "/x", self.ignores):
+                if not is_ignored(self._canonical(rel, name) + "/x", self.ignores):
                     subfolders.append(on_disk)
             elif name.lower().endswith(".md") and not is_link:
-                path = normalize_rel_path(on_disk)
-                if not is_ignored(path, self.ignores):
+                path = self._canonical(rel, name)
+                if not self._file_ignored(path):
                     notes.append(path)
         trusted = time.time_ns() - mtime > RACY_NS
         return _Folder(mtime, trusted, tuple(sorted(notes)), tuple(sorted(subfolders)))
+
+    def _canonical(self, folder: str, name: str) -> str:
+        """`normalize_rel_path(folder/name)` for an entry of a listed folder: the folder's own
+        form is known, so only the name needs NFC (names with a backslash or a top-level drive
+        letter take the full path rules, which treat or refuse them)."""
+        if "\\" in name or (not folder and len(name) > 1 and name[1] == ":"):
+            return normalize_rel_path(f"{folder}/{name}" if folder else name)
+        base = self._nfc.get(folder)
+        if base is None:
+            return normalize_rel_path(f"{folder}/{name}" if folder else name)
+        own = name if name.isascii() else unicodedata.normalize("NFC", name)
+        return f"{base}/{own}" if base else own
+
+    def _file_ignored(self, path: str) -> bool:
+        """`is_ignored(path)` for a note of a listed folder: its folders were judged when the
+        listing walked into them, so only the whole path is left to match (both kinds of
+        pattern, as `is_ignored` matches them)."""
+        for pattern in self.ignores:
+            if pattern.startswith(ROOTED):
+                rooted = unicodedata.normalize("NFC", pattern[1:])
+                if rooted and fnmatch.fnmatchcase(unicodedata.normalize("NFC", path), rooted):
+                    return True
+            elif fnmatch.fnmatchcase(path, pattern):
+                return True
+        return False
