@@ -145,3 +145,24 @@ def test_vector_arrays_in_one_pass_are_the_batched_ones(
     assert one_pass.keys() == batched.keys() == set(list(vectors)[::2])
     for key, array in one_pass.items():
         assert array.dtype == np.float32 and np.array_equal(array, batched[key])
+
+
+def test_the_best_notes_come_in_the_full_stable_order_ties_included(tmp_path: Path) -> None:
+    """`rank` takes the `depth` best without sorting every note; the list is exactly what a
+    stable sort of every score gives (equal scores in note order), with and without a filter."""
+    rng = np.random.default_rng(2)
+    manifest = Manifest(tmp_path / "m.sqlite3")
+    pool = [[float(x) for x in rng.normal(size=6)] for _ in range(5)]
+    for i in range(60):  # 60 notes sharing 5 directions: many exact ties
+        _store(manifest, f"n{i:02d}.md", {f"h{i}": pool[i % 5]})
+    notes = NoteVectors(manifest)
+    paths, matrix = notes._current()
+    for query in (pool[0], [float(x) for x in rng.normal(size=6)]):
+        scores = matrix @ np.asarray(query, dtype=np.float32)
+        order = np.argsort(-scores, kind="stable")
+        for depth in (1, 7, 12, 59, 60, 80):
+            expected = [(paths[i], float(scores[i])) for i in order[:depth]]
+            assert notes.rank(query, depth) == expected
+        allowed = {p for p in paths if p.endswith(("1.md", "6.md"))}
+        expected = [(paths[i], float(scores[i])) for i in order if paths[i] in allowed][:4]
+        assert notes.rank(query, 4, allowed) == expected

@@ -11,7 +11,7 @@ built before this change open as they are.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,10 @@ class ChromaStore:
         )
         self._name = collection
         self._collection = self._open()
+        # Chroma's count costs ~50 ms at 70k vectors and every search asks for it: remembered
+        # until this object writes (the one writer process writes through one store object).
+        self._count: int | None = None
+        self._writes = 0
 
     def _open(self) -> Any:
         return self._client.get_or_create_collection(
@@ -53,16 +57,18 @@ class ChromaStore:
     ) -> None:
         if not ids:
             return
-        self._collection.upsert(
-            ids=list(ids),
-            embeddings=[list(v) for v in vectors],
-            documents=list(texts),
-            metadatas=[scalar_metadata(m) for m in metadatas],
-        )
+        with self._writing():
+            self._collection.upsert(
+                ids=list(ids),
+                embeddings=[list(v) for v in vectors],
+                documents=list(texts),
+                metadatas=[scalar_metadata(m) for m in metadatas],
+            )
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
-            self._collection.delete(ids=list(ids))
+            with self._writing():
+                self._collection.delete(ids=list(ids))
 
     def ids(self) -> set[str]:
         return set(self._collection.get(include=[])["ids"])
@@ -71,18 +77,36 @@ class ChromaStore:
         """Drop the collection (and with it the fixed dimension) and start an empty one."""
         from chromadb.errors import NotFoundError
 
-        with contextlib.suppress(NotFoundError):  # already gone
-            self._client.delete_collection(self._name)
-        self._collection = self._open()
+        with self._writing():
+            with contextlib.suppress(NotFoundError):  # already gone
+                self._client.delete_collection(self._name)
+            self._collection = self._open()
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Forget the count before and after a write: a count taken meanwhile is not kept."""
+        self._writes += 1
+        self._count = None
+        try:
+            yield
+        finally:
+            self._writes += 1
+            self._count = None
 
     def count(self) -> int:
-        return int(self._collection.count())
+        cached = self._count
+        if cached is not None:
+            return cached
+        writes = self._writes
+        count = int(self._collection.count())
+        if writes == self._writes:  # no write meanwhile: the number still holds
+            self._count = count
+        return count
 
     def search(
         self, vector: Sequence[float], k: int, note_paths: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
-        total = self.count()
-        if total == 0 or k <= 0:
+        if k <= 0:
             return []
         where: dict[str, Any] | None = None
         if note_paths is not None:
@@ -91,7 +115,7 @@ class ChromaStore:
             where = {"note_path": {"$in": list(note_paths)}}
         result = self._collection.query(
             query_embeddings=[list(vector)],
-            n_results=min(k, total),
+            n_results=k,  # (Chroma returns what it holds when that is fewer)
             where=where,
             include=["distances"],
         )

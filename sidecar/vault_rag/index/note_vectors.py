@@ -71,12 +71,19 @@ class NoteVectors:
             return []  # a model change mid-rebuild: no note signal rather than a wrong one
         if center > 0 and mean is not None:
             vector = vector - center * mean
-        scores = matrix @ vector
-        order = np.argsort(-scores, kind="stable")
+        scores = -(matrix @ vector)  # ascending = best first
+        if allowed is None and depth < scores.size:
+            # The `depth` best without sorting every note: all scores up to the depth-th
+            # (ties included), sorted stably in note order, as the full stable sort gives.
+            kth = np.partition(scores, depth - 1)[depth - 1]
+            top = np.flatnonzero(scores <= kth)
+            order = top[np.argsort(scores[top], kind="stable")]
+        else:
+            order = np.argsort(scores, kind="stable")
         out: list[tuple[str, float]] = []
         for i in order:
             if allowed is None or paths[i] in allowed:
-                out.append((paths[i], float(scores[i])))
+                out.append((paths[i], -float(scores[i])))
                 if len(out) >= depth:
                     break
         return out
