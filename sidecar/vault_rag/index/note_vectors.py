@@ -88,6 +88,12 @@ class NoteVectors:
                     break
         return out
 
+    def _current(self) -> tuple[list[str], np.ndarray]:
+        """The note paths and their centroid rows, in step with the manifest."""
+        with self._lock:
+            self._sync()
+            return self._paths, self._matrix
+
     def _sync(self) -> None:
         """Bring the cache up to the manifest's state (under the lock)."""
         token = self.manifest.change_token()
