@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.note_vectors import NoteVectors
 from vault_rag.index.vault_index import VaultIndex
@@ -57,14 +56,6 @@ def test_centred_note_ranks_are_the_centred_cosines(tmp_path: Path) -> None:
         [s * np.linalg.norm(query - c * mean) for _, s in expected],
         rtol=1e-5,
     )
-
-
-@pytest.fixture(scope="module")
-def hashed_index(tmp_path_factory: pytest.TempPathFactory, sample_vault: Path) -> VaultIndex:
-    index = VaultIndex(sample_vault, tmp_path_factory.mktemp("data"), HashProvider())
-    Indexer(index).run()
-    yield index
-    index.close()
 
 
 @pytest.mark.parametrize("centering", [0.0, 0.5, 1.0])

@@ -9,8 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.note_vectors import NoteVectors
 from vault_rag.index.vault_index import VaultIndex
@@ -60,14 +58,6 @@ def test_a_write_through_another_connection_is_seen(tmp_path: Path) -> None:
     assert [p for p, _ in notes.rank([1.0, 0.0], 5)] == ["a.md"]
     _store(writer, "b.md", {"b1": [0.0, 1.0]})
     assert [p for p, _ in notes.rank([0.0, 1.0], 5)] == ["b.md", "a.md"]
-
-
-@pytest.fixture(scope="module")
-def hashed_index(tmp_path_factory: pytest.TempPathFactory, sample_vault: Path) -> VaultIndex:
-    index = VaultIndex(sample_vault, tmp_path_factory.mktemp("data"), HashProvider())
-    Indexer(index).run()
-    yield index
-    index.close()
 
 
 @pytest.mark.parametrize(
