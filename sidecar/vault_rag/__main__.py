@@ -1,5 +1,5 @@
-"""`python -m vault_rag` runs the CLI."""
+"""`python -m vault_rag` runs the CLI (the same entry point as `vault-rag`)."""
 
-from vault_rag.cli import app
+from vault_rag.entry import main
 
-app()
+main()

@@ -7,19 +7,20 @@ documents every key.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-import platformdirs
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-APP_NAME = "vault-rag"
-SETTINGS_FILE_NAME = "vault-rag.toml"
+from vault_rag.locations import (  # noqa: F401  (re-exported: the settings' own names)
+    APP_NAME,
+    SETTINGS_FILE_NAME,
+    config_file_path,
+    default_data_dir,
+)
 
 # Folders Obsidian itself never shows as notes (and tool folders that are never notes). The
 # scan, the watcher, the posted-note routes and the note index all skip them.
@@ -160,22 +161,6 @@ class Settings(BaseSettings):
         if self.vault is None:
             raise ValueError("a vault path is needed to choose the data dir")
         return default_data_dir(self.vault)
-
-
-def default_data_dir(vault: Path) -> Path:
-    root = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    absolute = str(vault.expanduser().resolve())
-    slug = re.sub(r"[^\w-]+", "-", Path(absolute).name).strip("-")[:40] or "vault"
-    digest = hashlib.sha256(absolute.encode()).hexdigest()[:10]
-    return root / "vaults" / f"{slug}-{digest}"
-
-
-def config_file_path() -> Path:
-    """Where the settings file is read from."""
-    explicit = os.environ.get("VAULT_RAG_CONFIG")
-    if explicit:
-        return Path(explicit).expanduser()
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / SETTINGS_FILE_NAME
 
 
 class TomlFileSource(PydanticBaseSettingsSource):

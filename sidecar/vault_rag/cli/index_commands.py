@@ -25,6 +25,7 @@ from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.stores.factory import store_info
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.retrieval.hybrid import hybrid_search, search_options
+from vault_rag.search_client import SearchArgs, print_search_results, search_running_server
 from vault_rag.settings import Settings, config_file_path, load_settings
 
 
@@ -119,8 +120,20 @@ def search(
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each result's base score and feedback prior.")
     ] = False,
+    in_process: Annotated[
+        bool,
+        typer.Option(
+            "--in-process",
+            help="Search in this process even when a sidecar (`vault-rag serve`) runs on this "
+            "index (by default the search asks it: no index to open, no model to load).",
+        ),
+    ] = False,
 ) -> None:
-    """Hybrid search (dense + BM25) over the index, re-ordered by the feedback prior."""
+    """Hybrid search (dense + BM25) over the index, re-ordered by the feedback prior. With a
+    sidecar running on this index (`vault-rag serve`), it answers (its settings apply)."""
+    args = SearchArgs(query, vault, data_dir, k, folder, tag, per_note, as_json, explain)
+    if not in_process and search_running_server(args) is not None:
+        return
     settings, vault_index = _open(vault, data_dir)
     prior: FeedbackPrior | None = None
     try:
@@ -141,25 +154,15 @@ def search(
         vault_index.close()
         if prior is not None:
             prior.close()
-    if as_json:
-        payload = {"query": query, "results": [r.to_dict() for r in results]}
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-        return
-    table = Table(title=f"{len(results)} results in {elapsed * 1000:.0f} ms")
-    explained = ("base", "prior") if explain else ()
-    for column in ("#", "score", *explained, "note", "heading", "lines"):
-        table.add_column(column)
-    for i, r in enumerate(results, 1):
-        note = r.note_path + (f" (from {r.origin})" if r.origin != r.note_path else "")
-        note += " (promoted)" if r.promoted else ""
-        # score = base × prior; prior ×1.000 means no feedback (or the prior is off)
-        extra = (f"{r.base_score or 0.0:.4f}", f"×{r.prior:.3f}") if explain else ()
-        table.add_row(
-            str(i), f"{r.score:.4f}", *extra, note, r.heading_path, f"{r.line_start}-{r.line_end}"
-        )
-    out.print(table)
-    if explain and prior is None:
-        out.print("the feedback prior is off (feedback_prior = false): score = base")
+    print_search_results(
+        query,
+        [r.to_dict() for r in results],
+        elapsed,
+        as_json=as_json,
+        explain=explain,
+        prior_off=prior is None,
+        console=out,
+    )
 
 
 @app.command()

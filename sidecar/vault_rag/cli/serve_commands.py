@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import socket
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
+from vault_rag import __version__
 from vault_rag.cli.app import DataDirOption, VaultOption, app, err, fail, out
+from vault_rag.server_info import ServerRecord, remove_server_record, write_server_record
 from vault_rag.server_token import load_or_create_token, token_path
 from vault_rag.settings import load_settings
 
@@ -90,13 +94,42 @@ def serve(
         timeout_graceful_shutdown=5,
     )
     install_redaction([token])  # after uvicorn.Config: it configures the loggers
-    server = uvicorn.Server(config)
+    record = ServerRecord(
+        url=f"http://{HOST}:{settings.server_port}",
+        pid=os.getpid(),
+        vault=str(settings.vault),
+        version=__version__,
+    )
+    server = _recorded_server(config, data, record)
     try:
         server.run(sockets=[sock])
     except (IndexLockedError, ModelMismatchError, EmbeddingError) as exc:
         fail(str(exc))
+    finally:
+        remove_server_record(data, pid=record.pid)
     if not server.started:
         fail("the server did not start (see the messages above)")
+
+
+def _recorded_server(config: Any, data: Path, record: ServerRecord) -> Any:
+    """uvicorn's server, which also writes the data dir's `server.json` once it serves
+    requests (after the start-up scan; `vault-rag search` asks it only when it can answer) and
+    removes it when it shuts down."""
+    import uvicorn
+
+    class RecordedServer(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and not self.should_exit:
+                write_server_record(data, record)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # First thing: no new search is sent here. (uvicorn re-raises SIGTERM/SIGINT once
+            # `run` is done, so the caller's `finally` does not run after a signal.)
+            remove_server_record(data, pid=record.pid)
+            await super().shutdown(sockets=sockets)
+
+    return RecordedServer(config)
 
 
 HANDSHAKE_PREFIX = "vault-rag-handshake "
@@ -104,8 +137,6 @@ HANDSHAKE_PREFIX = "vault-rag-handshake "
 
 def print_handshake(url: str, token: str) -> None:
     """The handshake line: the parent process learns where the sidecar listens and its token."""
-    from vault_rag import __version__
-
     data = {"url": url, "token": token, "version": __version__}
     sys.stdout.write(HANDSHAKE_PREFIX + json.dumps(data) + "\n")
     sys.stdout.flush()

@@ -1,0 +1,85 @@
+"""The `vault-rag` entry point. `vault-rag search` first asks a sidecar running on the vault
+(`search_client.py`) with light imports only; everything else, and a search no sidecar can
+answer, goes to the Typer CLI (`vault_rag.cli`), whose import loads the stages."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+# Options of `vault-rag search` (cli/index_commands.py) that take a value / are flags. Anything
+# else (--help, a typo, a value Typer would refuse) leaves the parsing to Typer.
+_VALUE_OPTIONS = {"--vault", "--data-dir", "-k", "--folder", "--tag", "--per-note"}
+_FLAGS = {"--json", "--explain"}
+IN_PROCESS_FLAG = "--in-process"
+
+
+def parse_search(argv: list[str]) -> object | None:
+    """`SearchArgs` for the words after `search`, or None when Typer should parse them."""
+    from vault_rag.search_client import SearchArgs
+
+    values: dict[str, str] = {}
+    flags: set[str] = set()
+    positional: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            positional.extend(words)
+            break
+        name, eq, inline = word.partition("=")
+        if word.startswith("-k") and word != "-k" and not eq:
+            name, inline, eq = "-k", word[2:], "="  # -k5
+        if name in _VALUE_OPTIONS:
+            value = inline if eq else next(words, None)
+            if value is None or name in values:
+                return None
+            values[name] = value
+        elif word in _FLAGS:
+            flags.add(word)
+        elif word.startswith("-") and word != "-":
+            return None  # --in-process, --help, unknown options: Typer
+        else:
+            positional.append(word)
+    vault_text = values.get("--vault", os.environ.get("VAULT_RAG_VAULT"))
+    if len(positional) != 1 or not vault_text:
+        return None
+    try:
+        k = int(values["-k"]) if "-k" in values else None
+        per_note = int(values["--per-note"]) if "--per-note" in values else None
+    except ValueError:
+        return None
+    if (k is not None and not 1 <= k <= 200) or (per_note is not None and per_note < 1):
+        return None
+    vault = Path(vault_text).expanduser().resolve()
+    if not vault.is_dir():
+        return None
+    data_dir = values.get("--data-dir")
+    return SearchArgs(
+        query=positional[0],
+        vault=vault,
+        data_dir=Path(data_dir).expanduser().resolve() if data_dir else None,
+        k=k,
+        folder=values.get("--folder"),
+        tag=values.get("--tag"),
+        per_note=per_note,
+        as_json="--json" in flags,
+        explain="--explain" in flags,
+    )
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv[:1] == ["search"]:
+        args = parse_search(argv[1:])
+        if args is not None:
+            from vault_rag.search_client import search_running_server
+
+            code = search_running_server(args)  # type: ignore[arg-type]
+            if code is not None:
+                raise SystemExit(code)
+            # Tried: the CLI searches in-process without asking again.
+            sys.argv[1:] = ["search", IN_PROCESS_FLAG, *argv[1:]]
+    from vault_rag.cli import app
+
+    app()

@@ -1,0 +1,178 @@
+"""`vault-rag search` through a running sidecar, and the search command's output.
+
+When `vault-rag serve` runs on the same data dir (its record, `server_info.py`), the search is
+a `POST /v1/search` to it with the data dir's token: no index to open, no model to load. This
+module imports only the standard library, platformdirs and (to print a table) rich, so the
+`vault-rag` entry point (`entry.py`) can run it before the CLI and its stages are imported.
+Anything it cannot do exactly as the in-process search would (`--per-note`, `--explain`, `-k`
+above the API's 100, no record, a stale record, a refused token, an error) returns None, and
+the caller searches in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vault_rag.locations import quick_data_dir
+from vault_rag.server_info import process_alive, read_server_record
+from vault_rag.server_token import token_path
+
+# The order of `retrieval.hybrid.SearchResult`'s fields, so `--json` prints the same text both
+# ways (tests/test_search_client.py checks it); fields the server adds later go after them.
+RESULT_FIELDS = (
+    "note_path",
+    "heading_path",
+    "anchor",
+    "chunk_id",
+    "score",
+    "text",
+    "origin",
+    "line_start",
+    "line_end",
+    "embedded_in",
+    "dense_score",
+    "lexical_score",
+    "base_score",
+    "prior",
+    "promoted",
+    "context",
+    "context_line_start",
+    "context_line_end",
+)
+API_MAX_K = 100  # SearchRequest.k's bound
+HEALTH_TIMEOUT = 2.0  # a live sidecar answers /v1/health in milliseconds
+SEARCH_TIMEOUT = 120.0  # a search may wait behind the indexer's model batch on a busy machine
+
+
+@dataclass(frozen=True)
+class SearchArgs:
+    query: str
+    vault: Path  # resolved
+    data_dir: Path | None = None  # --data-dir (resolved), None: from the settings
+    k: int | None = None
+    folder: str | None = None
+    tag: str | None = None
+    per_note: int | None = None
+    as_json: bool = False
+    explain: bool = False
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    # No proxy, whatever the environment says: the token must only ever go to 127.0.0.1.
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"vault-rag: {message}; searching in this process instead\n")
+    sys.stderr.flush()
+
+
+def search_running_server(args: SearchArgs) -> int | None:
+    """Search through the sidecar running on this vault's data dir and print the results as
+    the in-process search does; return 0. None: no usable sidecar (nothing printed on stdout;
+    a note on stderr when one answered but refused)."""
+    if args.per_note is not None or args.explain or (args.k is not None and args.k > API_MAX_K):
+        return None  # the API has no per-note cap, no prior switch to explain, k <= 100
+    data = quick_data_dir(args.vault, args.data_dir)
+    if data is None:
+        return None
+    record = read_server_record(data)
+    if record is None or record.vault != str(args.vault) or not process_alive(record.pid):
+        return None
+    if not record.url.startswith("http://127.0.0.1:"):
+        return None  # the sidecar serves this machine only; never send the token elsewhere
+    opener = _opener()
+    try:  # a stale record whose port another program took, or a server not up yet
+        with opener.open(f"{record.url}/v1/health", timeout=HEALTH_TIMEOUT) as response:
+            health = json.loads(response.read())
+        if not isinstance(health, dict) or health.get("status") != "ok":
+            return None
+    except (OSError, ValueError):
+        return None
+    try:
+        token = token_path(data).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    body = {"query": args.query, "k": args.k, "folder": args.folder, "tag": args.tag}
+    request = urllib.request.Request(
+        f"{record.url}/v1/search",
+        data=json.dumps({key: v for key, v in body.items() if v is not None}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with opener.open(request, timeout=SEARCH_TIMEOUT) as response:
+            payload = json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        if exc.code == 401:
+            _note(
+                f"the sidecar at {record.url} refused the token in {token_path(data)} "
+                "(401: it was started with another token)"
+            )
+        else:
+            _note(f"the sidecar at {record.url} answered HTTP {exc.code}")
+        return None
+    except (OSError, ValueError) as exc:  # timeouts and resets are OSErrors
+        _note(f"the sidecar at {record.url} did not answer the search ({exc})")
+        return None
+    try:
+        results = [_ordered(hit) for hit in payload["results"]]
+        took_ms = float(payload.get("took_ms", 0.0))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        _note(f"the sidecar at {record.url} sent a search answer this version cannot read")
+        return None
+    print_search_results(args.query, results, took_ms / 1000, as_json=args.as_json)
+    return 0
+
+
+def _ordered(hit: dict[str, Any]) -> dict[str, Any]:
+    ordered = {key: hit[key] for key in RESULT_FIELDS if key in hit}
+    ordered.update((key, value) for key, value in hit.items() if key not in ordered)
+    return ordered
+
+
+def print_search_results(
+    query: str,
+    results: list[dict[str, Any]],
+    elapsed: float,
+    *,
+    as_json: bool = False,
+    explain: bool = False,
+    prior_off: bool = False,
+    console: Any = None,
+) -> None:
+    """What `vault-rag search` prints: the JSON document, or a table (rich)."""
+    if as_json:
+        payload = {"query": query, "results": results}
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    out = console or Console()
+    table = Table(title=f"{len(results)} results in {elapsed * 1000:.0f} ms")
+    explained = ("base", "prior") if explain else ()
+    for column in ("#", "score", *explained, "note", "heading", "lines"):
+        table.add_column(column)
+    for i, r in enumerate(results, 1):
+        note = r["note_path"] + (f" (from {r['origin']})" if r["origin"] != r["note_path"] else "")
+        note += " (promoted)" if r.get("promoted") else ""
+        # score = base × prior; prior ×1.000 means no feedback (or the prior is off)
+        extra = (f"{r.get('base_score') or 0.0:.4f}", f"×{r['prior']:.3f}") if explain else ()
+        table.add_row(
+            str(i),
+            f"{r['score']:.4f}",
+            *extra,
+            note,
+            r["heading_path"],
+            f"{r['line_start']}-{r['line_end']}",
+        )
+    out.print(table)
+    if explain and prior_off:
+        out.print("the feedback prior is off (feedback_prior = false): score = base")
