@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,7 +61,9 @@ class SearchArgs:
     explain: bool = False
 
 
-def _opener() -> urllib.request.OpenerDirector:
+def _opener() -> Any:
+    import urllib.request  # here: the in-process search (no sidecar) does not pay for it
+
     # No proxy, whatever the environment says: the token must only ever go to 127.0.0.1.
     return urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -99,6 +99,9 @@ def search_running_server(args: SearchArgs) -> int | None:
         token = token_path(data).read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
+    import urllib.error
+    import urllib.request
+
     body = {"query": args.query, "k": args.k, "folder": args.folder, "tag": args.tag}
     request = urllib.request.Request(
         f"{record.url}/v1/search",

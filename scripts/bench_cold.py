@@ -1,0 +1,175 @@
+"""Cold `vault-rag search` (and the no-op `vault-rag index`) before vs after, in one run.
+
+    python scripts/bench_cold.py VAULT DATA_DIR [--before REV] [--repeats 7] [--embeddings local]
+        [--index] [--json OUT]
+
+"Before" is the code of git revision REV (default `main`), unpacked with `git archive` into a
+temp dir; "after" is this checkout. Each figure is one whole process (`python -m vault_rag
+...`, what the `vault-rag` script runs), wall and CPU time (user + sys, from wait4), median of
+--repeats after one warm-up run per row; before and after runs alternate so load on the
+machine hits both alike. The rows:
+
+- cold search, no sidecar: both search in-process;
+- cold search, sidecar running: a `vault-rag serve` of this checkout runs on DATA_DIR; the
+  after code asks it, the before code cannot (it searches in-process);
+- with --index: `vault-rag index` with nothing changed (no sidecar running: it would hold the
+  writer lock).
+
+DATA_DIR must hold an index of VAULT made with the same embedder (`--embeddings`, default
+`local`, the bundled model; `hash` is the stand-in). The settings file is an empty one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+QUERIES = ["蓝图调用 C++ 函数", "how to spawn an actor at runtime", "材质参数怎么设置"]
+
+
+def env_for(code: Path, embeddings: str, work: Path) -> dict[str, str]:
+    empty = work / "empty-settings.toml"
+    empty.touch()
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=str(code / "sidecar"),
+        VAULT_RAG_CONFIG=str(empty),
+        VAULT_RAG_EMBEDDINGS=embeddings,
+        COLUMNS="120",
+    )
+    env.pop("VAULT_RAG_DATA_DIR", None)
+    return env
+
+
+def run_cpu(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall, cpu): the child's own rusage, read with wait4 before anything reaps it."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        code = os.waitstatus_to_exitcode(status)
+        proc.returncode = code
+        if code:
+            err.seek(0)
+            tail = err.read().decode("utf-8", "replace")[-2000:]
+            raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{tail}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(env: dict[str, str], vault: Path, data: Path, log: Path) -> subprocess.Popen:
+    port = free_port()
+    cmd = [sys.executable, "-m", "vault_rag", "serve", "--vault", str(vault)]
+    proc = subprocess.Popen(
+        [*cmd, "--data-dir", str(data), "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("ab"),
+        stdin=subprocess.DEVNULL,
+    )
+    record = data / "server.json"
+    deadline = time.monotonic() + 1800
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"serve exited, see {log}")
+        try:
+            if json.loads(record.read_text())["pid"] == proc.pid:
+                return proc
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.2)
+    proc.terminate()
+    raise SystemExit("serve did not start in 30 min")
+
+
+def unpack(rev: str, into: Path) -> Path:
+    """The tree of `rev` (its sidecar/), via git archive: no worktree, no checkout."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev, "sidecar"], check=True, capture_output=True
+    ).stdout
+    into.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("vault", type=Path)
+    parser.add_argument("data_dir", type=Path)
+    parser.add_argument("--before", default="main", help="git revision for 'before'")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--embeddings", default="local")
+    parser.add_argument("--index", action="store_true", help="also the no-op `vault-rag index`")
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    args = parser.parse_args(argv)
+    vault, data = args.vault.resolve(), args.data_dir.resolve()
+    if (data / "server.json").exists():
+        raise SystemExit(f"{data}/server.json exists: stop the sidecar running on it first")
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp:
+        work = Path(tmp)
+        before_code = unpack(args.before, work / "before")
+        envs = {
+            "before": env_for(before_code, args.embeddings, work),
+            "after": env_for(ROOT, args.embeddings, work),
+        }
+        where = ["--vault", str(vault), "--data-dir", str(data)]
+
+        def measure(name: str, command: list[str]) -> None:
+            runs: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
+            for i in range(args.repeats + 1):  # run 0 warms the disk cache, not counted
+                for side in ("before", "after"):
+                    cmd = [sys.executable, "-m", "vault_rag", *command]
+                    if command[0] == "search":
+                        cmd.insert(4, QUERIES[i % len(QUERIES)])
+                    figure = run_cpu(cmd, envs[side])
+                    if i:
+                        runs[side].append(figure)
+            row = {"figure": name, "n": args.repeats}
+            for side in ("before", "after"):
+                row[f"{side}_wall"] = statistics.median(w for w, _ in runs[side])
+                row[f"{side}_cpu"] = statistics.median(c for _, c in runs[side])
+            rows.append(row)
+            print(f"{name}: {row}", file=sys.stderr, flush=True)
+
+        search = ["search", *where, "--json"]
+        measure("cold `vault-rag search`, no sidecar", search)
+        if args.index:
+            measure("`vault-rag index`, nothing changed", ["index", *where])
+        server = start_server(envs["after"], vault, data, work / "serve.log")
+        try:
+            measure("cold `vault-rag search`, sidecar running", search)
+        finally:
+            server.terminate()
+            server.wait(60)
+    print(f"\n{args.repeats} runs each, median; before = `{args.before}`, after = this checkout\n")
+    print("| figure | before wall | after wall | after/before | before CPU | after CPU |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        ratio = r["after_wall"] / r["before_wall"]
+        print(
+            f"| {r['figure']} | {r['before_wall']:.2f} s | {r['after_wall']:.2f} s | "
+            f"×{ratio:.2f} | {r['before_cpu']:.2f} s | {r['after_cpu']:.2f} s |"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
