@@ -43,3 +43,92 @@ def test_a_no_op_run_skips_the_prune_unless_vectors_are_left_over(
         assert not index.manifest.vector_arrays(["leftover"])
     finally:
         index.close()
+
+
+# -- the store-side reconcile skipped while nothing changed on either side --------------------
+def write_vault(vault: Path, n: int = 6) -> None:
+    vault.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (vault / f"n{i}.md").write_text(f"# Note {i}\n\nText about topic {i}.\n", encoding="utf-8")
+
+
+def open_lazy(vault: Path, data: Path) -> VaultIndex:
+    from vault_rag.context import open_index
+    from vault_rag.settings import load_settings
+
+    settings = load_settings(vault=vault, data_dir=data, embeddings="hash")
+    return open_index(settings, lazy_store=True)
+
+
+def agree(index: VaultIndex) -> bool:
+    ids = index.store.ids()
+    return ids == index.manifest.chunk_ids() == index.manifest.embedded_ids()
+
+
+def test_a_no_op_run_leaves_chroma_closed_and_a_change_still_reaches_it(tmp_path: Path) -> None:
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write_vault(vault)
+    index = open_lazy(vault, data)  # nothing recorded yet: Chroma opened at once
+    try:
+        assert index.store._opened is not None  # type: ignore[attr-defined]
+        assert Indexer(index).run().notes_changed == 6
+        assert index.store_in_sync()
+    finally:
+        index.close()
+
+    index = open_lazy(vault, data)
+    try:
+        again = Indexer(index).run()
+        assert (again.notes_changed, again.chunks_embedded, again.chunks_pending) == (0, 0, 0)
+        assert index.store._opened is None  # type: ignore[attr-defined]  # never needed
+    finally:
+        index.close()
+
+    (vault / "n1.md").write_text("# Note 1\n\nNew words entirely.\n", encoding="utf-8")
+    (vault / "n7.md").write_text("# Note 7\n\nA new note.\n", encoding="utf-8")
+    (vault / "n2.md").unlink()
+    index = open_lazy(vault, data)
+    try:
+        assert index.store._opened is None  # type: ignore[attr-defined]  # files unchanged
+        run = Indexer(index).run()
+        assert (run.notes_changed, run.notes_deleted) == (2, 1)
+        assert agree(index)  # opened on first use; the deleted note's units left it too
+        assert index.store_in_sync()  # recorded again for the next run
+    finally:
+        index.close()
+
+
+def test_a_store_or_manifest_changed_behind_the_marker_is_reconciled(tmp_path: Path) -> None:
+    import shutil
+
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write_vault(vault)
+    index = open_lazy(vault, data)
+    try:
+        Indexer(index).run()
+        # Another writer dropped a note's units from the manifest but not from the store
+        # (a crash between the two): the chunk ids differ from the marker's.
+        gone = index.manifest.delete_note("n3.md")
+        assert gone and not index.store_in_sync()
+    finally:
+        index.close()
+    index = open_lazy(vault, data)
+    try:
+        assert index.store._opened is not None  # type: ignore[attr-defined]  # not in sync
+        Indexer(index).run()  # n3.md is back from the vault, its orphans deleted first
+        assert agree(index) and index.store_in_sync()
+    finally:
+        index.close()
+
+    shutil.rmtree(data / "chroma")  # the store lost everything (set aside, deleted by hand)
+    from chromadb.api.client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()  # as a new process: Chroma caches clients by path
+    index = open_lazy(vault, data)
+    try:
+        assert not index.store_in_sync()
+        run = Indexer(index).run()
+        assert run.chunks_embedded == 0 and run.chunks_reused == 6  # from the vector cache
+        assert agree(index)
+    finally:
+        index.close()

@@ -32,10 +32,16 @@ def build_provider(settings: Settings) -> EmbeddingProvider:
     return make_provider(settings.embeddings, **options)
 
 
-def open_index(settings: Settings, provider: EmbeddingProvider | None = None) -> VaultIndex:
+def open_index(
+    settings: Settings, provider: EmbeddingProvider | None = None, *, lazy_store: bool = False
+) -> VaultIndex:
     """The index of the configured vault. Damaged files are set aside first (see `doctor.py`:
     the index is rebuilt from the vault, the feedback and conversation stores start afresh);
-    `DamagedDataError` when that is impossible because another process writes the data dir."""
+    `DamagedDataError` when that is impossible because another process writes the data dir.
+
+    `lazy_store` (`vault-rag index`): when the last run left the store and the manifest in
+    agreement and neither changed since (`VaultIndex.store_in_sync`), embedded Chroma is only
+    opened if the run needs it, so a run with nothing to do never imports chromadb."""
     if settings.vault is None:
         raise ValueError("no vault configured: pass --vault PATH or set VAULT_RAG_VAULT")
     data_dir = settings.resolved_data_dir()
@@ -45,8 +51,16 @@ def open_index(settings: Settings, provider: EmbeddingProvider | None = None) ->
         log.warning("%s", action)
 
     def build() -> VaultIndex:
-        store, info = open_vector_store(settings, vault, data_dir, model_id)
-        return VaultIndex(vault, data_dir, provider, store=store, store_info=info)
+        store, info = open_vector_store(settings, vault, data_dir, model_id, lazy=lazy_store)
+        index = VaultIndex(vault, data_dir, provider, store=store, store_info=info)
+        connect = getattr(store, "connect", None) if lazy_store else None
+        if connect is not None and not index.store_in_sync():
+            try:  # opened now, where a store that fails to open is recovered as before
+                connect()
+            except BaseException:
+                index.close()
+                raise
+        return index
 
     try:
         return build()

@@ -29,10 +29,12 @@ from vault_rag.search_client import SearchArgs, print_search_results, search_run
 from vault_rag.settings import Settings, config_file_path, load_settings
 
 
-def _open(vault: object, data_dir: object) -> tuple[Settings, VaultIndex]:
+def _open(
+    vault: object, data_dir: object, *, lazy_store: bool = False
+) -> tuple[Settings, VaultIndex]:
     settings = load_settings(vault=vault, data_dir=data_dir)
     try:
-        return settings, open_index(settings)
+        return settings, open_index(settings, lazy_store=lazy_store)
     except (EmbeddingError, DamagedDataError) as exc:
         fail(str(exc))
         raise  # unreachable: fail() exits
@@ -73,7 +75,7 @@ def index(
 ) -> None:
     """Index the vault incrementally: only new or changed notes (and notes embedding them) are
     re-chunked, and only changed chunks are embedded."""
-    settings, vault_index = _open(vault, data_dir)
+    settings, vault_index = _open(vault, data_dir, lazy_store=not rebuild)
     try:
         indexer = make_indexer(settings, vault_index)
     except ExcludeError as exc:  # never guess "nothing excluded": that would index them

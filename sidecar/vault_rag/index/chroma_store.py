@@ -11,6 +11,7 @@ built before this change open as they are.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,22 +27,57 @@ class ChromaStore:
     """One Chroma collection in `<data dir>/chroma`. Chroma never embeds anything itself
     (its default embedding function would download a model)."""
 
-    def __init__(self, data_dir: Path, collection: str = COLLECTION) -> None:
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
-        path = data_dir / CHROMA_DIR
-        path.mkdir(parents=True, exist_ok=True)
-        # Telemetry off: no network at run time except to services the user configured.
-        self._client = chromadb.PersistentClient(
-            path=str(path), settings=ChromaSettings(anonymized_telemetry=False)
-        )
+    def __init__(
+        self, data_dir: Path, collection: str = COLLECTION, *, connect: bool = True
+    ) -> None:
+        self._path = data_dir / CHROMA_DIR
+        self._path.mkdir(parents=True, exist_ok=True)
         self._name = collection
-        self._collection = self._open()
+        self._client: Any = None
+        self._opened: Any = None
         # Chroma's count costs ~50 ms at 70k vectors and every search asks for it: remembered
         # until this object writes (the one writer process writes through one store object).
         self._count: int | None = None
         self._writes = 0
+        if connect:
+            self.connect()
+
+    def connect(self) -> None:
+        """Open the client and the collection (once). `connect=False` defers it to the first
+        use: a `vault-rag index` that finds nothing to do never imports chromadb (~0.6 s)."""
+        if self._opened is not None:
+            return
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        # Telemetry off: no network at run time except to services the user configured.
+        self._client = chromadb.PersistentClient(
+            path=str(self._path), settings=ChromaSettings(anonymized_telemetry=False)
+        )
+        self._opened = self._open()
+
+    @property
+    def _collection(self) -> Any:
+        if self._opened is None:
+            self.connect()
+        return self._opened
+
+    def fingerprint(self) -> str:
+        """The store's files by name and size, read with `stat` only (no chromadb): a cheap
+        sign that nobody replaced, emptied or removed them (`VaultIndex.store_in_sync`).
+        Chroma rewrites its files on every open, so modification times say nothing."""
+        found = []
+        for root, _dirs, files in os.walk(self._path):
+            for name in files:
+                if name.endswith(("-shm", "-journal")):
+                    continue
+                full = os.path.join(root, name)
+                try:
+                    size = os.stat(full).st_size
+                except OSError:
+                    continue
+                found.append(f"{os.path.relpath(full, self._path)}:{size}")
+        return ";".join(sorted(found))
 
     def _open(self) -> Any:
         return self._client.get_or_create_collection(
@@ -77,10 +113,11 @@ class ChromaStore:
         """Drop the collection (and with it the fixed dimension) and start an empty one."""
         from chromadb.errors import NotFoundError
 
+        self.connect()
         with self._writing():
             with contextlib.suppress(NotFoundError):  # already gone
                 self._client.delete_collection(self._name)
-            self._collection = self._open()
+            self._opened = self._open()
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:

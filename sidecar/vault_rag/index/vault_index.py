@@ -6,6 +6,7 @@ The model id is stored with the index; opening it with another model is refused 
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from vault_rag.embeddings.base import EmbeddingProvider
@@ -24,6 +25,9 @@ from vault_rag.private_files import private_dir
 
 MANIFEST_FILE = "manifest.sqlite3"
 LEXICAL_DIR = "lexical"
+# Manifest meta: the state in which an indexing run last found the vector store and the
+# manifest in agreement (`VaultIndex.mark_store_in_sync`).
+STORE_SYNC_KEY = "store_in_sync"
 
 
 class ModelMismatchError(RuntimeError):
@@ -113,6 +117,37 @@ class VaultIndex:
             self.manifest.set_meta("dimension", str(self.provider.dimension))
         if self.bound_store() is None:
             self.claim_store()
+
+    # -- is a store/manifest reconcile needed? ---------------------------------------------
+    def store_sync_marker(self, chunk_ids: set[str] | None = None) -> str | None:
+        """What must stay the same for the store to still agree with the manifest: the store
+        (which one, and its files by name and size) and the manifest's chunk ids and embedded
+        count. None for stores without a cheap `fingerprint` (a server may lose data at any
+        time: those are always reconciled)."""
+        fingerprint = getattr(self.store, "fingerprint", None)
+        if fingerprint is None:
+            return None
+        ids = self.manifest.chunk_ids() if chunk_ids is None else chunk_ids
+        digest = hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
+        embedded = self.manifest.counts()["embedded"]
+        store = self.store_info.describe()
+        return f"{store}|{len(ids)}|{embedded}|{digest}|{fingerprint()}"
+
+    def store_in_sync(self, chunk_ids: set[str] | None = None) -> bool:
+        """True when nothing changed on either side since a run found store and manifest in
+        agreement: the reconcile (reading every id back from the store, and for embedded
+        Chroma importing chromadb at all) can be skipped. Any write through the indexer or
+        the server changes the chunk ids or the embedded count; a store set aside, emptied or
+        replaced changes its files."""
+        marker = self.manifest.get_meta(STORE_SYNC_KEY)
+        return marker is not None and marker == self.store_sync_marker(chunk_ids)
+
+    def mark_store_in_sync(self, chunk_ids: set[str] | None = None) -> None:
+        """Record that the store and the manifest agree now (after a reconcile and every write
+        of a run went through)."""
+        marker = self.store_sync_marker(chunk_ids)
+        if marker is not None:
+            self.manifest.set_meta(STORE_SYNC_KEY, marker)
 
     def clear(self) -> None:
         """Drop every stored chunk and vector (a rebuild); the vault itself is never touched."""

@@ -49,12 +49,13 @@ def milvus_uri(settings: Settings, data_dir: Path) -> str:
 
 
 def open_vector_store(
-    settings: Settings, vault_root: Path, data_dir: Path, model_id: str
+    settings: Settings, vault_root: Path, data_dir: Path, model_id: str, *, lazy: bool = False
 ) -> tuple[VectorStore, StoreInfo]:
-    """The configured store (not yet connected: a server that is down fails on first use)."""
+    """The configured store (not yet connected: a server that is down fails on first use).
+    `lazy`: embedded Chroma too is opened on first use (`ChromaStore.connect`)."""
     info = store_info(settings, vault_root, data_dir, model_id)
     if info.kind == "chroma":
-        return embedded_chroma(data_dir), info
+        return embedded_chroma(data_dir, connect=not lazy), info
     if info.kind == "chroma-http":
         from vault_rag.index.stores.chroma_http import ChromaHttpStore
 
@@ -70,8 +71,10 @@ def open_vector_store(
     return MilvusStore(milvus_uri(settings, data_dir), info.collection, token), info
 
 
-def embedded_chroma(data_dir: Path, collection: str = EMBEDDED_COLLECTION) -> VectorStore:
+def embedded_chroma(
+    data_dir: Path, collection: str = EMBEDDED_COLLECTION, *, connect: bool = True
+) -> VectorStore:
     from vault_rag.index.chroma_store import ChromaStore
 
-    store: VectorStore = ChromaStore(data_dir, collection=collection)
+    store: VectorStore = ChromaStore(data_dir, collection=collection, connect=connect)
     return store
