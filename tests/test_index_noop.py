@@ -132,3 +132,31 @@ def test_a_store_or_manifest_changed_behind_the_marker_is_reconciled(tmp_path: P
         assert agree(index)
     finally:
         index.close()
+
+
+def test_the_server_records_the_agreement_for_the_next_start(tmp_path: Path) -> None:
+    from test_server_helpers import LiveServer, wait_idle, wait_until
+    from vault_rag.api import create_app
+    from vault_rag.settings import load_settings
+
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write_vault(vault)
+    index = open_lazy(vault, data)
+    try:
+        Indexer(index).run()
+    finally:
+        index.close()
+    (vault / "n4.md").write_text("# Note 4\n\nChanged while the server was down.\n", "utf-8")
+    settings = load_settings(vault=vault, data_dir=data, embeddings="hash", server_watch=False)
+    with LiveServer(create_app(settings, token="t" * 32), token="t" * 32) as live:
+        wait_until(lambda: live.state.writer.status.reconciled, 60)
+        wait_idle(live)
+        assert agree(live.state.index)
+    # The start-up re-indexed n4.md (so the marker no longer held); the writer recorded the
+    # agreement again when it stopped (or after a quiet spell), for the next start.
+    index = open_lazy(vault, data)
+    try:
+        assert index.store_in_sync()
+        assert index.store._opened is None  # type: ignore[attr-defined]
+    finally:
+        index.close()

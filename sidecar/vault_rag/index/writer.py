@@ -233,6 +233,7 @@ class IndexWriter:
             self.manifest.prune_vectors()
             self.manifest.prune_content_hashes()
             self._persist_lexical()
+            self._mark_store()
             self._dirty = False
         waits = [self._backoff_until - now] if self._maybe_pending else []
         if self._dirty:
@@ -249,8 +250,20 @@ class IndexWriter:
             item.future.set_exception(RuntimeError("the index writer stopped"))
         if self._dirty:
             self._persist_lexical()
+            self._mark_store()
         self.status.state = "stopped"
         self.indexer.lock.release()
+
+    def _mark_store(self) -> None:
+        """Every write went through this thread, so when the store-side reconcile held (no
+        store failure since), store and manifest agree: recorded for the next start and
+        `vault-rag index`, which then skip reading every id back (`VaultIndex.store_in_sync`)."""
+        if not self.indexer.store_synced:
+            return
+        try:
+            self.indexer.index.mark_store_in_sync()
+        except Exception as exc:
+            log.warning("store agreement not recorded: %s", exc)
 
     def _persist_lexical(self) -> None:
         """Save the BM25 state for the next process (a cache: a failure only costs time)."""
