@@ -15,7 +15,7 @@ from vault_rag.embeddings.hashing import HashProvider
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.note_vectors import NoteVectors
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.retrieval.dense import CENTER_POOL, dense_candidates, dense_ranking
+from vault_rag.retrieval.dense import CENTER_POOL, dense_candidates, dense_ranking, matching
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 
 from index_helpers import store_vectors
@@ -65,7 +65,8 @@ def test_the_centred_list_is_the_brute_force_ranking_of_the_pool(
     query, depth = "Actor 生命周期 BeginPlay", 30
     found = dense_candidates(hashed_index, query, depth, None, centering)
     pool = max(depth, CENTER_POOL) if centering else depth  # the plain list is only re-ordered
-    plain = hashed_index.store.search(found.vector, pool, None)
+    # the store's hits with a cosine above 0, ties by id (`matching`)
+    plain = matching(hashed_index.store.search(found.vector, pool, None))
     assert found.cosine == dict(plain)  # what results report as dense_score
     if centering == 0:
         assert found.ranking == plain[:depth]
@@ -125,3 +126,32 @@ def test_a_hub_close_to_everything_loses_its_place(tmp_path: Path) -> None:
         assert order(1.0)[:3] == ["t3", "second", "hub"]
     finally:
         index.close()
+
+
+def test_the_dense_list_does_not_depend_on_the_stores_order_of_ties(hashed_index) -> None:
+    """Stores return exact ties in any order (the stand-in embedder gives many cosines of
+    exactly 0): the candidate list, and so the fused results, must not follow that order."""
+    index: VaultIndex = hashed_index
+    vector = index.provider.embed_query("actor")
+    store = index.store
+    found = store.search(vector, CENTER_POOL)
+    assert any(score <= 0.0 for _, score in found), "no tie at 0: the test would prove nothing"
+    rankings = []
+    for seed in range(4):  # the same hits, handed back in four different orders
+        shuffled = list(found)
+        np.random.default_rng(seed).shuffle(shuffled)
+
+        class Shuffled:
+            def __getattr__(self, name: str):
+                return getattr(store, name)
+
+            def search(self, *args, _hits=shuffled, **kwargs):
+                return list(_hits)
+
+        index.store = Shuffled()  # type: ignore[assignment]
+        try:
+            rankings.append(dense_ranking(index, vector, 50, None, 0.5).ranking)
+        finally:
+            index.store = store
+    assert all(ranking == rankings[0] for ranking in rankings)
+    assert rankings[0] and all(i in dict(found) and dict(found)[i] > 0 for i, _ in rankings[0])

@@ -121,9 +121,6 @@ class Sidecar:
             VAULT_RAG_EMBEDDINGS="hash",
             VAULT_RAG_CONFIG=str(empty),
             COLUMNS="200",  # rich wraps at 80 columns otherwise
-            # One hash seed for every process: with some seeds one query's `embedded_in` comes
-            # out differently (in-process too, run to run); the comparison is of the paths.
-            PYTHONHASHSEED="0",
             PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
         )
         for key in ("VAULT_RAG_LLM_MODEL", "VAULT_RAG_DATA_DIR", "VAULT_RAG_VAULT"):

@@ -63,6 +63,7 @@ def dense_ranking(
     pool = max(depth, CENTER_POOL) if centering > 0 else depth
     found = index.store.search(vector, pool, sorted(allowed) if allowed is not None else None)
     index.store_error = None
+    found = matching(found)
     result = DenseCandidates(ranking=found[:depth], cosine=dict(found), vector=vector)
     mean = index.note_vectors.mean() if centering > 0 and found else None
     if mean is None or mean.shape[0] != len(vector):
@@ -72,6 +73,14 @@ def dense_ranking(
     order = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
     result.ranking = [(chunk_id, scores[chunk_id]) for chunk_id in order[:depth]]
     return result
+
+
+def matching(found: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A store's (id, cosine) hits as a candidate list: best first, ties by id (as BM25's), and
+    without units at cosine <= 0, which share nothing with the query. Stores return exact ties
+    in an arbitrary order (the stand-in embedder gives many exact zeros), which made the fused
+    results of one query differ from one process to the next."""
+    return sorted(((i, s) for i, s in found if s > 0.0), key=lambda hit: (-hit[1], hit[0]))
 
 
 def _centered_scores(
