@@ -75,12 +75,18 @@ def dense_ranking(
     return result
 
 
-def matching(found: list[tuple[str, float]]) -> list[tuple[str, float]]:
-    """A store's (id, cosine) hits as a candidate list: best first, ties by id (as BM25's), and
-    without units at cosine <= 0, which share nothing with the query. Stores return exact ties
+def ordered(found: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A store's (id, cosine) hits best first, ties by id (as BM25's). Stores return exact ties
     in an arbitrary order (the stand-in embedder gives many exact zeros), which made the fused
     results of one query differ from one process to the next."""
-    return sorted(((i, s) for i, s in found if s > 0.0), key=lambda hit: (-hit[1], hit[0]))
+    return sorted(found, key=lambda hit: (-hit[1], hit[0]))
+
+
+def matching(found: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """`ordered` without units at cosine <= 0: they share nothing with the query, so they are
+    no evidence for the vault-wide dense list (a focused note's list keeps them: the note
+    competes even when the question misses it, `retrieval/focus.py`)."""
+    return ordered([(i, s) for i, s in found if s > 0.0])
 
 
 def _centered_scores(

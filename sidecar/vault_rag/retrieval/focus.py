@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.retrieval.dense import matching
+from vault_rag.retrieval.dense import ordered
 from vault_rag.retrieval.related import linked_notes
 from vault_rag.settings import default
 from vault_rag.vault.links import NoteIndex
@@ -78,7 +78,7 @@ def focus_ranking(
     notes = [n for n in focus.notes if allowed is None or n in allowed]
     if not notes:
         return []
-    return matching(index.store.search(query_vector, depth, notes))
+    return ordered(index.store.search(query_vector, depth, notes))
 
 
 def focus_factors(chunks: Mapping[str, Chunk], focus: NoteFocus) -> dict[str, float]:
