@@ -21,6 +21,21 @@ from vault_rag.index.stores.base import scalar_metadata
 CHROMA_DIR = "chroma"
 COLLECTION = "chunks"
 _METADATA = {"hnsw:space": "cosine"}
+# HNSW's candidate list per query. Chroma's default (100) equals our pool (`retrieval/dense.py`
+# asks for 100 units), which is too tight: on the UE-notes index (3,500 units) the store's 100
+# held only 88-100 of the exact 100 nearest, and a different 88-100 in every process (the graph
+# loaded from disk differs), so one query's results changed from one run to the next. At 400
+# they held 99-100, the same in every process.
+SEARCH_EF = 400
+
+
+def with_search_ef(collection: Any) -> Any:
+    """`collection` with HNSW's ef_search raised to `SEARCH_EF` (a collection made before this
+    setting is updated once, in place; its vectors are untouched)."""
+    hnsw = (getattr(collection, "configuration", None) or {}).get("hnsw") or {}
+    if int(hnsw.get("ef_search") or 0) < SEARCH_EF:
+        collection.modify(configuration={"hnsw": {"ef_search": SEARCH_EF}})
+    return collection
 
 
 class ChromaStore:
@@ -80,8 +95,10 @@ class ChromaStore:
         return ";".join(sorted(found))
 
     def _open(self) -> Any:
-        return self._client.get_or_create_collection(
-            name=self._name, embedding_function=None, metadata=dict(_METADATA)
+        return with_search_ef(
+            self._client.get_or_create_collection(
+                name=self._name, embedding_function=None, metadata=dict(_METADATA)
+            )
         )
 
     def upsert(

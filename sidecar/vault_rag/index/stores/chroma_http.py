@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from vault_rag.index.chroma_store import with_search_ef
 from vault_rag.index.stores.base import (
     Breaker,
     StoreUnavailableError,
@@ -74,10 +75,12 @@ class ChromaHttpStore:
                 # Telemetry off: no network at run time except to services the user configured.
                 settings=ChromaSettings(anonymized_telemetry=False),
             )
-            self._collection = self._client.get_or_create_collection(
-                self.collection_name,
-                metadata={"hnsw:space": "cosine"},
-                embedding_function=None,  # never embed on the store's side
+            self._collection = with_search_ef(
+                self._client.get_or_create_collection(
+                    self.collection_name,
+                    metadata={"hnsw:space": "cosine"},
+                    embedding_function=None,  # never embed on the store's side
+                )
             )
         except Exception as exc:
             self._client = self._collection = None
