@@ -174,3 +174,49 @@ def test_urls():
     with pytest.raises(ValueError, match="chroma_url"):
         parse_chroma_url("ftp://x")
     assert is_lite_uri("/data/milvus.db") and not is_lite_uri("http://milvus:19530")
+
+
+@pytest.mark.parametrize("backend", ["chroma", "chroma-http"])
+def test_chroma_searches_with_a_wide_hnsw_list_and_raises_older_collections(
+    backend: str, request, tmp_path: Path
+) -> None:
+    """Chroma's default ef_search (100) equals the dense pool and returned a different top 100
+    in every process; both Chroma stores search with SEARCH_EF, and a collection made with the
+    default (before this) is raised when opened, its vectors kept."""
+    from vault_rag.index.chroma_store import SEARCH_EF
+
+    name = f"vr_test_{uuid.uuid4().hex[:12]}"
+    if backend == "chroma":
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        client = chromadb.PersistentClient(
+            path=str(tmp_path / "data" / "chroma"),
+            settings=ChromaSettings(anonymized_telemetry=False),
+        )
+
+        def reopen() -> object:
+            return ChromaStore(tmp_path / "data", collection=name)
+    else:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        server = request.getfixturevalue("chroma_server")
+        host, port, ssl = parse_chroma_url(server.url)
+        client = chromadb.HttpClient(
+            host=host, port=port, ssl=ssl, settings=ChromaSettings(anonymized_telemetry=False)
+        )
+
+        def reopen() -> object:
+            return ChromaHttpStore(server.url, name)
+
+    old = client.get_or_create_collection(
+        name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+    )
+    assert old.configuration["hnsw"]["ef_search"] < SEARCH_EF  # Chroma's default
+    old.add(ids=["a"], embeddings=[unit(1, 0)], metadatas=[{"note_path": "a.md"}])
+    store = reopen()
+    assert store.search(unit(1, 0), 1)[0][0] == "a"  # opened (and raised) on first use
+    raised = client.get_collection(name)
+    assert raised.configuration["hnsw"]["ef_search"] == SEARCH_EF
+    assert raised.configuration["hnsw"]["space"] == "cosine" and raised.count() == 1
