@@ -134,6 +134,30 @@ def test_a_store_or_manifest_changed_behind_the_marker_is_reconciled(tmp_path: P
         index.close()
 
 
+def test_the_marker_reads_the_manifest_once_per_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening the index and the indexer's reconcile both ask whether the store is in sync; the
+    manifest's ids are read and digested once until a transaction changes them."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write_vault(vault)
+    index = open_lazy(vault, data)
+    try:
+        Indexer(index).run()
+        reads: list[int] = []
+        real = index.manifest.chunk_ids
+        monkeypatch.setattr(index.manifest, "chunk_ids", lambda: reads.append(1) or real())
+        assert index.store_in_sync() and index.store_in_sync()
+        assert reads == []  # memoised since the run recorded the marker
+        index.manifest.delete_note("n3.md")  # a transaction: a new state
+        assert not index.store_in_sync()
+        assert reads == [1]
+        assert not index.store_in_sync()
+        assert reads == [1]
+    finally:
+        index.close()
+
+
 def test_the_server_records_the_agreement_for_the_next_start(tmp_path: Path) -> None:
     from test_server_helpers import LiveServer, wait_idle, wait_until
     from vault_rag.api import create_app
