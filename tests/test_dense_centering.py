@@ -15,7 +15,13 @@ from vault_rag.embeddings.hashing import HashProvider
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.note_vectors import NoteVectors
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.retrieval.dense import CENTER_POOL, dense_candidates, dense_ranking, matching
+from vault_rag.retrieval.dense import (
+    CENTER_POOL,
+    dense_candidates,
+    dense_ranking,
+    exact_cosines,
+    matching,
+)
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 
 from index_helpers import store_vectors
@@ -65,9 +71,14 @@ def test_the_centred_list_is_the_brute_force_ranking_of_the_pool(
     query, depth = "Actor 生命周期 BeginPlay", 30
     found = dense_candidates(hashed_index, query, depth, None, centering)
     pool = max(depth, CENTER_POOL) if centering else depth  # the plain list is only re-ordered
-    # the store's hits with a cosine above 0, ties by id (`matching`)
-    plain = matching(hashed_index.store.search(found.vector, pool, None))
+    # the store's hits with a cosine above 0, ties by id (`matching`), each cosine computed
+    # from the cached vector (`exact_cosines`): the store's own rounds differently
+    hits = hashed_index.store.search(found.vector, pool, None)
+    cached = hashed_index.manifest.unit_vectors(i for i, _ in hits)
+    plain = matching(exact_cosines(hits, cached, found.vector))
     assert found.cosine == dict(plain)  # what results report as dense_score
+    store_cosine = dict(hits)
+    assert all(abs(store_cosine[i] - s) < 1e-5 for i, s in plain)
     if centering == 0:
         assert found.ranking == plain[:depth]
         return

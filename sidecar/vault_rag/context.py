@@ -8,6 +8,7 @@ from vault_rag import doctor
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.embeddings.factory import make_provider
 from vault_rag.exclusions import Exclusions
+from vault_rag.index.dense_snapshot import SnapshotSearchStore
 from vault_rag.index.indexer import Indexer
 from vault_rag.index.stores.factory import open_vector_store
 from vault_rag.index.vault_index import VaultIndex
@@ -33,7 +34,11 @@ def build_provider(settings: Settings) -> EmbeddingProvider:
 
 
 def open_index(
-    settings: Settings, provider: EmbeddingProvider | None = None, *, lazy_store: bool = False
+    settings: Settings,
+    provider: EmbeddingProvider | None = None,
+    *,
+    lazy_store: bool = False,
+    search_only: bool = False,
 ) -> VaultIndex:
     """The index of the configured vault. Damaged files are set aside first (see `doctor.py`:
     the index is rebuilt from the vault, the feedback and conversation stores start afresh);
@@ -41,7 +46,11 @@ def open_index(
 
     `lazy_store` (`vault-rag index`): when the last run left the store and the manifest in
     agreement and neither changed since (`VaultIndex.store_in_sync`), embedded Chroma is only
-    opened if the run needs it, so a run with nothing to do never imports chromadb."""
+    opened if the run needs it, so a run with nothing to do never imports chromadb.
+
+    `search_only` (`vault-rag search` in its own process): while the dense snapshot is
+    current, embedded Chroma's searches come from it and the store is never opened
+    (`index/dense_snapshot.py`)."""
     if settings.vault is None:
         raise ValueError("no vault configured: pass --vault PATH or set VAULT_RAG_VAULT")
     data_dir = settings.resolved_data_dir()
@@ -51,10 +60,15 @@ def open_index(
         log.warning("%s", action)
 
     def build() -> VaultIndex:
-        store, info = open_vector_store(settings, vault, data_dir, model_id, lazy=lazy_store)
+        lazy = lazy_store or search_only
+        store, info = open_vector_store(settings, vault, data_dir, model_id, lazy=lazy)
         index = VaultIndex(vault, data_dir, provider, store=store, store_info=info)
-        connect = getattr(store, "connect", None) if lazy_store else None
-        if connect is not None and not index.store_in_sync():
+        connect = getattr(store, "connect", None) if lazy else None
+        if connect is None:
+            return index
+        if search_only and index.current_snapshot() is not None:
+            index.store = SnapshotSearchStore(store, index)  # type: ignore[assignment]
+        elif search_only or not index.store_in_sync():
             try:  # opened now, where a store that fails to open is recovered as before
                 connect()
             except BaseException:

@@ -30,11 +30,11 @@ from vault_rag.settings import Settings, config_file_path, load_settings
 
 
 def _open(
-    vault: object, data_dir: object, *, lazy_store: bool = False
+    vault: object, data_dir: object, *, lazy_store: bool = False, search_only: bool = False
 ) -> tuple[Settings, VaultIndex]:
     settings = load_settings(vault=vault, data_dir=data_dir)
     try:
-        return settings, open_index(settings, lazy_store=lazy_store)
+        return settings, open_index(settings, lazy_store=lazy_store, search_only=search_only)
     except (EmbeddingError, DamagedDataError) as exc:
         fail(str(exc))
         raise  # unreachable: fail() exits
@@ -136,7 +136,7 @@ def search(
     args = SearchArgs(query, vault, data_dir, k, folder, tag, per_note, as_json, explain)
     if not in_process and search_running_server(args) is not None:
         return
-    settings, vault_index = _open(vault, data_dir)
+    settings, vault_index = _open(vault, data_dir, search_only=True)
     prior: FeedbackPrior | None = None
     try:
         vault_index.check_model()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from vault_rag.chunking.chunker import ChunkOptions
 from vault_rag.chunking.types import Chunk
+from vault_rag.index.dense_snapshot import refresh_snapshot
 from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
 from vault_rag.index.note_file import read_note_file
@@ -172,6 +173,8 @@ class Indexer:
             self.index.lexical.persist()
             if self.store_synced and (changed or not self.store_marked):
                 self.index.mark_store_in_sync()  # the next run with nothing to do skips it
+            # For the next process that only searches; nothing to do when current.
+            refresh_snapshot(self.index)
         summary.seconds = time.monotonic() - started
         self.index.manifest.set_meta("last_run", summary.line())
         return summary

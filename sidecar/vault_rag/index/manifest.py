@@ -124,6 +124,13 @@ class Manifest:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
+            # A persistent count of write transactions (the change token is per connection):
+            # data derived from the manifest and saved, such as the dense snapshot, is stamped
+            # with it and used only while it still matches.
+            self.db.execute(
+                "INSERT INTO meta(key, value) VALUES ('revision', '1') ON CONFLICT(key)"
+                " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
@@ -147,6 +154,11 @@ class Manifest:
         """Changes when any transaction commits, in this process (`generation`) or through
         another connection (SQLite's `data_version`): derived caches compare it to rebuild."""
         return self.generation, self.db.execute("PRAGMA data_version").fetchone()[0]
+
+    def revision(self) -> int:
+        """How many write transactions this manifest has committed (any connection)."""
+        value = self.get_meta("revision")
+        return int(value) if value is not None and value.isdigit() else 0
 
     # -- meta -------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -314,6 +326,12 @@ class Manifest:
             "SELECT note_path, content_hash FROM chunks WHERE embedded=1"
         ).fetchall()
 
+    def embedded_units(self) -> list[tuple[str, str, str]]:
+        """(chunk id, note path, content hash) of every chunk the vector store holds."""
+        return self.db.execute(
+            "SELECT id, note_path, content_hash FROM chunks WHERE embedded=1"
+        ).fetchall()
+
     def embedded_ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT id FROM chunks WHERE embedded=1")}
 
@@ -403,6 +421,21 @@ class Manifest:
                 f"SELECT content_hash, vector FROM vectors WHERE content_hash IN ({marks})", part
             )
             out.update((h, np.frombuffer(blob, dtype=np.float32)) for h, blob in rows)
+        return out
+
+    def unit_vectors(self, ids: Iterable[str], batch: int = 500) -> dict[str, np.ndarray]:
+        """Cached vectors by chunk id (those that have one)."""
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(wanted), batch):
+            part = wanted[i : i + batch]
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(
+                "SELECT c.id, v.vector FROM chunks c JOIN vectors v"
+                f" ON v.content_hash = c.content_hash WHERE c.id IN ({marks})",
+                part,
+            )
+            out.update((c, np.frombuffer(blob, dtype=np.float32)) for c, blob in rows)
         return out
 
     def _vectors_in_one_pass(self, wanted: set[str]) -> dict[str, np.ndarray]:

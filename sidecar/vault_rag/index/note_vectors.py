@@ -24,18 +24,32 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from vault_rag.index.manifest import Manifest
 
+if TYPE_CHECKING:
+    from vault_rag.index.dense_snapshot import DenseSnapshot
+
 
 class NoteVectors:
     """Centroids of every note with at least one embedded unit, kept in step with a manifest."""
 
-    def __init__(self, manifest: Manifest) -> None:
+    def __init__(
+        self, manifest: Manifest, snapshot: Callable[[], DenseSnapshot | None] | None = None
+    ) -> None:
         self.manifest = manifest
+        # The saved dense snapshot, when current: the first sync takes the centroids and the
+        # mean from it instead of reading every cached vector (`index/dense_snapshot.py`).
+        self._snapshot = snapshot
+        self._seeded = False
         self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
         self._token: tuple[int, int] | None = None
         self._signatures: dict[str, tuple[str, ...]] = {}  # note → its embedded content hashes
         self._vectors: dict[str, np.ndarray] = {}  # note → its centroid (normalised)
@@ -88,6 +102,12 @@ class NoteVectors:
                     break
         return out
 
+    def export(self) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+        """(note paths, their centroid rows, the corpus mean), in step with the manifest."""
+        with self._lock:
+            self._sync()
+            return self._paths, self._matrix, self._mean
+
     def _current(self) -> tuple[list[str], np.ndarray]:
         """The note paths and their centroid rows, in step with the manifest."""
         with self._lock:
@@ -98,11 +118,29 @@ class NoteVectors:
         """Bring the cache up to the manifest's state (under the lock)."""
         token = self.manifest.change_token()
         if token != self._token:
+            if self._token is None and self._seed():
+                self._token = token
+                return
+            if self._seeded:  # seeded without per-note sums: build them all this once
+                self._reset()
+                self._seeded = False
             touched = None
             if self._token is not None and token[1] == self._token[1]:  # only this process
                 touched = self.manifest.notes_touched(self._token[0])
             self._refresh(touched)
             self._token = token
+
+    def _seed(self) -> bool:
+        """Take the centroids and the mean from a current dense snapshot: bit for bit what a
+        full refresh computes, since a fresh `NoteVectors` built them (`build_snapshot`)."""
+        snapshot = self._snapshot() if self._snapshot is not None else None
+        if snapshot is None:
+            return False
+        self._paths = snapshot.note_paths
+        self._matrix = snapshot.centroids
+        self._mean = snapshot.mean
+        self._seeded = True
+        return True
 
     def _centered_matrix(self, center: float) -> np.ndarray:
         cached = self._centered.get(center)

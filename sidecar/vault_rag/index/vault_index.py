@@ -10,6 +10,7 @@ import hashlib
 from pathlib import Path
 
 from vault_rag.embeddings.base import EmbeddingProvider
+from vault_rag.index.dense_snapshot import SNAPSHOT_FILE, DenseSnapshot
 from vault_rag.index.lexical import LexicalIndex
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.note_names import NoteNames
@@ -63,11 +64,30 @@ class VaultIndex:
         self.store_error: str | None = None
         self.lexical = LexicalIndex(data_dir / LEXICAL_DIR)
         # Derived from the manifest on demand, kept in step by its change token:
-        self.note_vectors = NoteVectors(self.manifest)  # note centroids and the corpus mean
+        self.note_vectors = NoteVectors(self.manifest, self.current_snapshot)  # centroids, mean
         self.note_names = NoteNames(self.manifest)  # the notes, for resolving links
         # (manifest change token, its part of the store-sync marker): opening the index and
         # the indexer's reconcile both ask, and at 72k units the digest costs ~0.1 s a time
         self._manifest_marker: tuple[tuple[int, int], str] | None = None
+        self._snapshot: DenseSnapshot | None = None  # loaded once; used while current
+
+    # -- the dense snapshot (index/dense_snapshot.py) ----------------------------------------
+    def current_snapshot(self) -> DenseSnapshot | None:
+        """The saved dense snapshot if it is this manifest's current state, else None."""
+        if self._snapshot is None:
+            self._snapshot = DenseSnapshot.load(self.data_dir / SNAPSHOT_FILE)
+        snapshot = self._snapshot
+        if (
+            snapshot is None
+            or snapshot.revision != self.manifest.revision()
+            or snapshot.model_id != self.model_id
+        ):
+            return None
+        return snapshot
+
+    def forget_snapshot(self) -> None:
+        """Load it again on next use (after it was rewritten)."""
+        self._snapshot = None
 
     @property
     def model_id(self) -> str | None:

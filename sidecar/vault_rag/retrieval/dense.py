@@ -63,16 +63,36 @@ def dense_ranking(
     pool = max(depth, CENTER_POOL) if centering > 0 else depth
     found = index.store.search(vector, pool, sorted(allowed) if allowed is not None else None)
     index.store_error = None
-    found = matching(found)
+    vectors = index.manifest.unit_vectors([chunk_id for chunk_id, _ in found])
+    found = matching(exact_cosines(found, vectors, vector))
     result = DenseCandidates(ranking=found[:depth], cosine=dict(found), vector=vector)
     mean = index.note_vectors.mean() if centering > 0 and found else None
     if mean is None or mean.shape[0] != len(vector):
         return result
     result.chunks = index.manifest.chunks([chunk_id for chunk_id, _ in found])
-    scores = _centered_scores(index, found, result.chunks, vector, centering * mean)
+    scores = _centered_scores(found, vectors, vector, centering * mean)
     order = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
     result.ranking = [(chunk_id, scores[chunk_id]) for chunk_id in order[:depth]]
     return result
+
+
+def exact_cosines(
+    found: list[tuple[str, float]], vectors: Mapping[str, np.ndarray], query: list[float]
+) -> list[tuple[str, float]]:
+    """The hits with their cosine computed here from the cached vectors (a hit without one
+    keeps the store's). Searches round differently (Chroma's float32 SIMD sums, the dense
+    snapshot's matrix product), and a unit must score the same whichever search found it:
+    a search in the CLI's own process and one by the sidecar print the same results."""
+    q = np.asarray(query, dtype=np.float32)
+    q_norm = float(np.linalg.norm(q)) or 1.0
+    out: list[tuple[str, float]] = []
+    for chunk_id, cosine in found:
+        unit = vectors.get(chunk_id)
+        if unit is not None and unit.shape == q.shape:
+            norm = float(np.linalg.norm(unit)) or 1.0
+            cosine = float(np.dot(unit, q)) / (norm * q_norm)
+        out.append((chunk_id, cosine))
+    return out
 
 
 def ordered(found: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -90,23 +110,18 @@ def matching(found: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 
 def _centered_scores(
-    index: VaultIndex,
     found: list[tuple[str, float]],
-    chunks: Mapping[str, Chunk],
+    vectors: Mapping[str, np.ndarray],
     query: list[float],
     shift: np.ndarray,
 ) -> dict[str, float]:
     """cos(unit − shift, query − shift) per candidate; a unit whose vector is not in the cache
     (it should always be) keeps its plain cosine."""
-    hashes = {
-        chunk_id: chunks[chunk_id].content_hash for chunk_id, _ in found if chunk_id in chunks
-    }
-    vectors = index.manifest.vector_arrays(hashes.values())
     q = np.asarray(query, dtype=np.float32) - shift
     q_norm = float(np.linalg.norm(q)) or 1.0
     scores: dict[str, float] = {}
     for chunk_id, cosine in found:
-        unit = vectors.get(hashes.get(chunk_id, ""))
+        unit = vectors.get(chunk_id)
         if unit is None or unit.shape != shift.shape:
             scores[chunk_id] = cosine
             continue
