@@ -50,6 +50,8 @@ def test_parse_search_reads_the_search_options(tmp_path):
     assert args == SearchArgs(
         query="q w", vault=tmp_path.resolve(), k=5, folder="A", tag="t", as_json=True
     )
+    args = parse_search(["q", f"--vault={tmp_path}", "--in-process"])
+    assert args is not None and args.in_process  # searched here: the sidecar is not asked
     args = parse_search(["--data-dir", "d", "-k", "7", f"--vault={tmp_path}", "--", "-x"])
     assert args is not None and args.query == "-x" and args.k == 7
     assert args.data_dir == Path("d").resolve()
@@ -60,7 +62,6 @@ def test_parse_search_reads_the_search_options(tmp_path):
     [
         ["q", "--help"],
         ["q", "--unknown"],
-        ["q", "--in-process"],
         ["q", "-k", "0"],
         ["q", "-k", "x"],
         ["a", "b"],
@@ -230,6 +231,35 @@ def test_the_light_path_imports_nothing_heavy(sidecar, tmp_path):
     assert json.loads(run.stdout)["results"]
     loaded = {name.split(".")[0] for name in json.loads(seen.read_text())}
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
+
+
+def test_the_in_process_search_loads_neither_chromadb_nor_the_cli(sidecar, tmp_path):
+    # With no sidecar to ask (--in-process), a search whose dense snapshot is current (the
+    # fixture's `vault-rag index` wrote it) maps it: no chromadb, and not the Typer CLI.
+    seen = tmp_path / "modules.json"
+    program = (
+        "import atexit, json, sys\n"
+        f"out = open({str(seen)!r}, 'w')\n"
+        "atexit.register(lambda: out.write(json.dumps(sorted(sys.modules))))\n"
+        "sys.argv = ['vault-rag', *sys.argv[1:]]\n"
+        "from vault_rag.entry import main\n"
+        "main()\n"
+    )
+    before = sidecar.searches_served()
+    argv = sidecar.cli("search", "actor")[3:]
+    run = subprocess.run(
+        [sys.executable, "-c", program, *argv, "--json", "--in-process"],
+        env=sidecar.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == sidecar.run("search", "actor", "--json").stdout  # the sidecar's
+    assert sidecar.searches_served() == before + 1  # that one; not the --in-process one
+    loaded = {name.split(".")[0] for name in json.loads(seen.read_text())}
+    assert not loaded & {"chromadb", "typer", "langchain_core", "langgraph", "fastapi"}
+    assert "vault_rag.cli" not in json.loads(seen.read_text())
 
 
 def test_importing_the_cli_loads_no_store_graph_or_server_library():

@@ -1,6 +1,7 @@
 """The `vault-rag` entry point. `vault-rag search` first asks a sidecar running on the vault
-(`search_client.py`) with light imports only; everything else, and a search no sidecar can
-answer, goes to the Typer CLI (`vault_rag.cli`), whose import loads the stages."""
+(`search_client.py`) with light imports only, then searches in this process with the imports
+one search needs (`local_search.py`); everything else, and a search whose options only Typer
+can judge, goes to the Typer CLI (`vault_rag.cli`), whose import loads every stage."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from pathlib import Path
 # Options of `vault-rag search` (cli/index_commands.py) that take a value / are flags. Anything
 # else (--help, a typo, a value Typer would refuse) leaves the parsing to Typer.
 _VALUE_OPTIONS = {"--vault", "--data-dir", "-k", "--folder", "--tag", "--per-note"}
-_FLAGS = {"--json", "--explain"}
-IN_PROCESS_FLAG = "--in-process"
+_FLAGS = {"--json", "--explain", "--in-process"}
 
 
 def parse_search(argv: list[str]) -> object | None:
@@ -38,7 +38,7 @@ def parse_search(argv: list[str]) -> object | None:
         elif word in _FLAGS:
             flags.add(word)
         elif word.startswith("-") and word != "-":
-            return None  # --in-process, --help, unknown options: Typer
+            return None  # --help, unknown options: Typer
         else:
             positional.append(word)
     vault_text = values.get("--vault", os.environ.get("VAULT_RAG_VAULT"))
@@ -65,6 +65,7 @@ def parse_search(argv: list[str]) -> object | None:
         per_note=per_note,
         as_json="--json" in flags,
         explain="--explain" in flags,
+        in_process="--in-process" in flags,
     )
 
 
@@ -76,10 +77,11 @@ def main() -> None:
             from vault_rag.search_client import search_running_server
 
             code = search_running_server(args)  # type: ignore[arg-type]
-            if code is not None:
-                raise SystemExit(code)
-            # Tried: the CLI searches in-process without asking again.
-            sys.argv[1:] = ["search", IN_PROCESS_FLAG, *argv[1:]]
+            if code is None:  # no sidecar: in this process, still without the Typer CLI
+                from vault_rag.local_search import search_in_process
+
+                code = search_in_process(args)  # type: ignore[arg-type]
+            raise SystemExit(code)
     from vault_rag.cli import app
 
     app()

@@ -59,6 +59,7 @@ class SearchArgs:
     per_note: int | None = None
     as_json: bool = False
     explain: bool = False
+    in_process: bool = False  # --in-process: never ask a sidecar
 
 
 def _opener() -> Any:
@@ -77,7 +78,9 @@ def search_running_server(args: SearchArgs) -> int | None:
     """Search through the sidecar running on this vault's data dir and print the results as
     the in-process search does; return 0. None: no usable sidecar (nothing printed on stdout;
     a note on stderr when one answered but refused)."""
-    if args.per_note is not None or args.explain or (args.k is not None and args.k > API_MAX_K):
+    if args.in_process or args.per_note is not None or args.explain:
+        return None
+    if args.k is not None and args.k > API_MAX_K:
         return None  # the API has no per-note cap, no prior switch to explain, k <= 100
     data = quick_data_dir(args.vault, args.data_dir)
     if data is None:

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
+from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
 from vault_rag.context import make_indexer, open_index
 from vault_rag.doctor import DamagedDataError, diagnose
 from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.exclusions import ExcludeError
-from vault_rag.feedback.prior import FeedbackPrior, open_prior
 from vault_rag.index.indexer import Indexer, IndexSummary
 from vault_rag.index.indexer import Progress as IndexProgress
 from vault_rag.index.lock import IndexLockedError
@@ -24,8 +22,8 @@ from vault_rag.index.status import index_status
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.stores.factory import store_info
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
-from vault_rag.retrieval.hybrid import hybrid_search, search_options
-from vault_rag.search_client import SearchArgs, print_search_results, search_running_server
+from vault_rag.local_search import search_in_process
+from vault_rag.search_client import SearchArgs, search_running_server
 from vault_rag.settings import Settings, config_file_path, load_settings
 
 
@@ -133,38 +131,14 @@ def search(
 ) -> None:
     """Hybrid search (dense + BM25) over the index, re-ordered by the feedback prior. With a
     sidecar running on this index (`vault-rag serve`), it answers (its settings apply)."""
-    args = SearchArgs(query, vault, data_dir, k, folder, tag, per_note, as_json, explain)
-    if not in_process and search_running_server(args) is not None:
-        return
-    settings, vault_index = _open(vault, data_dir, search_only=True)
-    prior: FeedbackPrior | None = None
-    try:
-        vault_index.check_model()
-        prior = open_prior(settings)
-        options = search_options(
-            settings, prior=prior, k=k, per_note_cap=per_note, folder=folder, tag=tag
-        )
-        started = time.perf_counter()
-        results = hybrid_search(vault_index, query, options)
-        elapsed = time.perf_counter() - started
-        if vault_index.store_error:
-            err.print(f"[yellow]warning[/] BM25 only: {vault_index.store_error}", highlight=False)
-    except (ModelMismatchError, EmbeddingError) as exc:
-        fail(str(exc))
-        return
-    finally:
-        vault_index.close()
-        if prior is not None:
-            prior.close()
-    print_search_results(
-        query,
-        [r.to_dict() for r in results],
-        elapsed,
-        as_json=as_json,
-        explain=explain,
-        prior_off=prior is None,
-        console=out,
+    args = SearchArgs(
+        query, vault, data_dir, k, folder, tag, per_note, as_json, explain, in_process
     )
+    if search_running_server(args) is not None:
+        return
+    code = search_in_process(args, console=out)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
