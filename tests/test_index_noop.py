@@ -184,3 +184,35 @@ def test_the_server_records_the_agreement_for_the_next_start(tmp_path: Path) -> 
         assert index.store._opened is None  # type: ignore[attr-defined]
     finally:
         index.close()
+
+
+def test_a_sidecar_start_with_nothing_changed_reads_no_id_back_from_the_store(
+    tmp_path: Path,
+) -> None:
+    # The writer may look for pending chunks before the watcher's start-up scan job arrives;
+    # it too trusts the marker instead of reading every id back (0.6 s at 72k units).
+    from test_server_helpers import LiveServer, wait_idle, wait_until
+    from vault_rag.api import create_app
+    from vault_rag.context import open_index
+    from vault_rag.settings import load_settings
+
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write_vault(vault, 12)
+    index = open_lazy(vault, data)
+    try:
+        Indexer(index).run()
+    finally:
+        index.close()
+    settings = load_settings(vault=vault, data_dir=data, embeddings="hash", server_watch=True)
+    index = open_index(settings)
+    reads: list[int] = []
+    real = index.store.ids
+    index.store.ids = lambda: reads.append(1) or real()  # type: ignore[method-assign]
+    try:
+        with LiveServer(create_app(settings, token="t" * 32, index=index), token="t" * 32) as live:
+            wait_until(lambda: live.state.writer.status.reconciled, 60)
+            wait_idle(live)
+            assert live.state.writer.indexer.store_synced
+        assert reads == []
+    finally:
+        index.close()

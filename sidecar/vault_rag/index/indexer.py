@@ -192,14 +192,18 @@ class Indexer:
         missing = known - lexical_ids
         if missing:
             lexical.upsert(_lexical_items(manifest.chunks(missing).values()))
-        if self.index.store_in_sync(known):
-            # Unchanged since a run found them in agreement: no need to read every id back
-            # (at 72k units ~0.8 s, plus opening Chroma when nothing else needs it).
-            self.store_synced, self.index.store_error = True, None
-            self.store_marked = True
-        else:
+        if not self._store_still_in_sync(known):
             self.store_marked = False
             self.reconcile_store()
+
+    def _store_still_in_sync(self, known: set[str] | None = None) -> bool:
+        """Unchanged since a run found store and manifest in agreement: no need to read every
+        id back (at 72k units ~0.8 s, plus opening Chroma when nothing else needs it)."""
+        if not self.index.store_in_sync(known):
+            return False
+        self.store_synced, self.index.store_error = True, None
+        self.store_marked = True
+        return True
 
     def reconcile_store(self) -> bool:
         """The vector-store half of `reconcile`. A store that cannot be reached is left for
@@ -346,7 +350,8 @@ class Indexer:
         """Give every pending chunk a vector: from the cache when its content hash is known,
         else from the model. Returns (embedded by the model, reused)."""
         manifest, provider = self.index.manifest, self.index.provider
-        if not self.store_synced and not self.reconcile_store():
+        # (The sidecar's writer may get here before its start-up reconcile: the marker first.)
+        if not self.store_synced and not (self._store_still_in_sync() or self.reconcile_store()):
             raise StoreUnavailableError(self.index.store_error or "the vector store is down")
         total = manifest.counts()["pending"]
         if limit is not None:
