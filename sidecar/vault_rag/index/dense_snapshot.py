@@ -127,32 +127,36 @@ def build_snapshot(index: VaultIndex) -> DenseSnapshot | None:
     # A fresh build, not the index's running one: its mean is a running sum that writes have
     # added to and taken from, and a new process must seed exactly what it would compute.
     note_paths, centroids, mean = NoteVectors(manifest).export()
-    rows = sorted(manifest.embedded_units())  # (id, note path, content hash)
-    vectors = manifest.vector_arrays({h for _, _, h in rows})
-    if any(h not in vectors for _, _, h in rows):
-        return None
-    row_of = {p: i for i, p in enumerate(note_paths)}
-    if any(p not in row_of for _, p, _ in rows):
-        return None
-    dimension = int(index.manifest.get_meta("dimension") or 0) or (
+    dimension = int(manifest.get_meta("dimension") or 0) or (
         centroids.shape[1] if centroids.size else 0
     )
-    units = (
-        np.stack([vectors[h] for _, _, h in rows]).astype(np.float32)
-        if rows
-        else np.zeros((0, dimension), dtype=np.float32)
-    )
+    count = manifest.counts()["embedded"]
+    row_of = {p: i for i, p in enumerate(note_paths)}
+    # Filled row by row: at 72k units one copy of the vectors (110 MB), not three.
+    units = np.empty((count, dimension), dtype=np.float32)
+    unit_ids: list[str] = []
+    unit_notes = np.empty(count, dtype=np.int32)
+    for chunk_id, note_path, blob in manifest.embedded_unit_vectors():
+        vector = np.frombuffer(blob, dtype=np.float32)
+        row = len(unit_ids)
+        if row >= count or vector.shape[0] != dimension or note_path not in row_of:
+            return None  # a write meanwhile, or vectors of another size
+        units[row] = vector
+        unit_notes[row] = row_of[note_path]
+        unit_ids.append(chunk_id)
+    if len(unit_ids) != count:
+        return None  # an embedded unit without a cached vector
     norms = np.linalg.norm(units, axis=1, keepdims=True)
-    units = units / np.where(norms > 0, norms, 1.0)
+    np.divide(units, np.where(norms > 0, norms, 1.0), out=units)
     if manifest.revision() != revision:
         return None
     return DenseSnapshot(
         revision=revision,
         model_id=index.model_id or index.provider.model_id,
-        unit_ids=[r[0] for r in rows],
+        unit_ids=unit_ids,
         note_paths=list(note_paths),
-        units=units.astype(np.float32),
-        unit_notes=np.asarray([row_of[p] for _, p, _ in rows], dtype=np.int32),
+        units=units,
+        unit_notes=unit_notes,
         centroids=centroids.astype(np.float32),
         mean=mean,
     )

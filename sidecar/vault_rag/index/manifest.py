@@ -326,11 +326,13 @@ class Manifest:
             "SELECT note_path, content_hash FROM chunks WHERE embedded=1"
         ).fetchall()
 
-    def embedded_units(self) -> list[tuple[str, str, str]]:
-        """(chunk id, note path, content hash) of every chunk the vector store holds."""
-        return self.db.execute(
-            "SELECT id, note_path, content_hash FROM chunks WHERE embedded=1"
-        ).fetchall()
+    def embedded_unit_vectors(self) -> Iterator[tuple[str, str, bytes]]:
+        """(chunk id, note path, cached vector as float32 bytes) of every chunk the vector
+        store holds that has a cached vector, by id; streamed, not read into one list."""
+        yield from self.db.execute(
+            "SELECT c.id, c.note_path, v.vector FROM chunks c JOIN vectors v"
+            " ON v.content_hash = c.content_hash WHERE c.embedded=1 ORDER BY c.id"
+        )
 
     def embedded_ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT id FROM chunks WHERE embedded=1")}
