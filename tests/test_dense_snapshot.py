@@ -116,6 +116,20 @@ def test_a_write_makes_it_stale_and_the_next_run_rewrites_it(indexed: tuple[Path
         index.close()
 
 
+def test_a_write_that_bumps_no_revision_still_makes_it_stale(indexed: tuple[Path, Path]) -> None:
+    # An older version of the program writes without the revision: the unit count differs.
+    vault, data = indexed
+    index = VaultIndex(vault, data, HashProvider())
+    try:
+        assert index.current_snapshot() is not None
+        some = sorted(index.manifest.embedded_ids())[0]
+        index.manifest.db.execute("UPDATE chunks SET embedded=0 WHERE id=?", (some,))
+        index.manifest.generation += 1  # (what our connection's commit would have said)
+        assert index.current_snapshot() is None
+    finally:
+        index.close()
+
+
 def test_note_vectors_seeded_from_it_equal_a_fresh_build_and_follow_writes(
     indexed: tuple[Path, Path],
 ) -> None:

@@ -70,24 +70,32 @@ class VaultIndex:
         # the indexer's reconcile both ask, and at 72k units the digest costs ~0.1 s a time
         self._manifest_marker: tuple[tuple[int, int], str] | None = None
         self._snapshot: DenseSnapshot | None = None  # loaded once; used while current
+        self._snapshot_judged: tuple[tuple[int, int], DenseSnapshot | None] | None = None
 
     # -- the dense snapshot (index/dense_snapshot.py) ----------------------------------------
     def current_snapshot(self) -> DenseSnapshot | None:
-        """The saved dense snapshot if it is this manifest's current state, else None."""
+        """The saved dense snapshot if it is this manifest's current state, else None. Judged
+        once per manifest state (its change token): every search asks."""
+        token = self.manifest.change_token()
+        if self._snapshot_judged is not None and self._snapshot_judged[0] == token:
+            return self._snapshot_judged[1]
         if self._snapshot is None:
             self._snapshot = DenseSnapshot.load(self.data_dir / SNAPSHOT_FILE)
         snapshot = self._snapshot
-        if (
-            snapshot is None
-            or snapshot.revision != self.manifest.revision()
-            or snapshot.model_id != self.model_id
+        if snapshot is not None and not (
+            snapshot.revision == self.manifest.revision()
+            and snapshot.model_id == self.model_id
+            # (a write by an older version of this program bumps no revision)
+            and len(snapshot.unit_ids) == self.manifest.counts()["embedded"]
         ):
-            return None
+            snapshot = None
+        self._snapshot_judged = (token, snapshot)
         return snapshot
 
     def forget_snapshot(self) -> None:
         """Load it again on next use (after it was rewritten)."""
         self._snapshot = None
+        self._snapshot_judged = None
 
     @property
     def model_id(self) -> str | None:
