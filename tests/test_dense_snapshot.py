@@ -6,6 +6,7 @@ real BM25; the stand-in embedder on the bundled sample vault."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -123,8 +124,10 @@ def test_a_write_that_bumps_no_revision_still_makes_it_stale(indexed: tuple[Path
     try:
         assert index.current_snapshot() is not None
         some = sorted(index.manifest.embedded_ids())[0]
-        index.manifest.db.execute("UPDATE chunks SET embedded=0 WHERE id=?", (some,))
-        index.manifest.generation += 1  # (what our connection's commit would have said)
+        other = sqlite3.connect(index.manifest.path)  # that program, in another process
+        with other:
+            other.execute("UPDATE chunks SET embedded=0 WHERE id=?", (some,))
+        other.close()
         assert index.current_snapshot() is None
     finally:
         index.close()
