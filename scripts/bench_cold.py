@@ -1,7 +1,7 @@
 """Cold `vault-rag search` (and the no-op `vault-rag index`) before vs after, in one run.
 
     python scripts/bench_cold.py VAULT DATA_DIR [--before REV] [--repeats 7] [--embeddings local]
-        [--index] [--json OUT]
+        [--index] [--serve] [--json OUT]
 
 "Before" is the code of git revision REV (default `main`), unpacked with `git archive` into a
 temp dir; "after" is this checkout. Each figure is one whole process (`python -m vault_rag
@@ -13,7 +13,9 @@ machine hits both alike. The rows:
 - cold search, sidecar running: a `vault-rag serve` of this checkout runs on DATA_DIR; the
   after code asks it, the before code cannot (it searches in-process);
 - with --index: `vault-rag index` with nothing changed (no sidecar running: it would hold the
-  writer lock).
+  writer lock);
+- with --serve: `vault-rag serve` with nothing changed, from spawn until `GET /v1/status` says
+  the start-up scan is applied and the writer idle (wall only: the server runs on).
 
 DATA_DIR must hold an index of VAULT made with the same embedder (`--embeddings`, default
 `local`, the bundled model; `hash` is the stand-in). The settings file is an empty one.
@@ -102,6 +104,52 @@ def start_server(env: dict[str, str], vault: Path, data: Path, log: Path) -> sub
     raise SystemExit("serve did not start in 30 min")
 
 
+def server_start(env: dict[str, str], vault: Path, data: Path, log: Path) -> float:
+    """Seconds from spawning `vault-rag serve` until its start-up scan is applied and its
+    writer idle (what scripts/bench_procs.Server.wait_reconciled measures)."""
+    import urllib.request
+
+    from vault_rag.server_token import load_or_create_token
+
+    token = load_or_create_token(data)[0]
+    port = free_port()
+    started = time.perf_counter()
+    cmd = [sys.executable, "-m", "vault_rag", "serve", "--vault", str(vault)]
+    proc = subprocess.Popen(
+        [*cmd, "--data-dir", str(data), "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("ab"),
+        stdin=subprocess.DEVNULL,
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v1/status", headers={"Authorization": f"Bearer {token}"}
+    )
+    try:
+        while time.perf_counter() - started < 1800:
+            if proc.poll() is not None:
+                raise SystemExit(f"serve exited, see {log}")
+            try:
+                with opener.open(request, timeout=5) as response:
+                    status = json.loads(response.read())
+                writer = status["writer"]
+                if (
+                    writer["reconciled"]
+                    and writer["state"] == "idle"
+                    and not writer["queued"]
+                    and not status["pending"]
+                ):
+                    return time.perf_counter() - started
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.02)
+        raise SystemExit("serve did not finish its start-up in 30 min")
+    finally:
+        proc.terminate()
+        proc.wait(120)
+
+
 def unpack(rev: str, into: Path) -> Path:
     """The tree of `rev` (its sidecar/), via git archive: no worktree, no checkout."""
     archive = subprocess.run(
@@ -120,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--embeddings", default="local")
     parser.add_argument("--index", action="store_true", help="also the no-op `vault-rag index`")
+    parser.add_argument("--serve", action="store_true", help="also the server's start-up")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args(argv)
     vault, data = args.vault.resolve(), args.data_dir.resolve()
@@ -156,6 +205,19 @@ def main(argv: list[str] | None = None) -> int:
         measure("cold `vault-rag search`, no sidecar", search)
         if args.index:
             measure("`vault-rag index`, nothing changed", ["index", *where])
+        if args.serve:
+            starts: dict[str, list[float]] = {"before": [], "after": []}
+            for i in range(args.repeats + 1):
+                for side in ("before", "after"):
+                    took = server_start(envs[side], vault, data, work / "serve.log")
+                    if i:
+                        starts[side].append(took)
+            row = {"figure": "`vault-rag serve` start-up, nothing changed", "n": args.repeats}
+            for side in ("before", "after"):
+                row[f"{side}_wall"] = statistics.median(starts[side])
+                row[f"{side}_cpu"] = None
+            rows.append(row)
+            print(f"{row['figure']}: {row}", file=sys.stderr, flush=True)
         server = start_server(envs["after"], vault, data, work / "serve.log")
         try:
             measure("cold `vault-rag search`, sidecar running", search)
@@ -167,9 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---:|---:|---:|")
     for r in rows:
         ratio = r["after_wall"] / r["before_wall"]
+        cpu = [f"{r[k]:.2f} s" if r[k] is not None else "–" for k in ("before_cpu", "after_cpu")]
         print(
             f"| {r['figure']} | {r['before_wall']:.2f} s | {r['after_wall']:.2f} s | "
-            f"×{ratio:.2f} | {r['before_cpu']:.2f} s | {r['after_cpu']:.2f} s |"
+            f"×{ratio:.2f} | {cpu[0]} | {cpu[1]} |"
         )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
