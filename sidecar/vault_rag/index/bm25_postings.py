@@ -96,17 +96,24 @@ class Postings:
     @classmethod
     def build(cls, ids: list[str], rows: list[Row], docs: Sequence[np.ndarray]) -> Postings:
         """All documents at once (vectorised: no Python work per token)."""
-        n = len(ids)
+        n, width = len(ids), max(len(ids), 1)
         lengths = np.fromiter((d.size for d in docs), dtype=np.int64, count=n)
-        flat = (
-            np.concatenate([np.asarray(d, dtype=np.int64) for d in docs])
-            if n
-            else np.empty(0, dtype=np.int64)
-        )
-        doc_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
-        # One entry per distinct (term, doc), sorted by term then doc: CSC order.
-        pairs, tf = np.unique(flat * max(n, 1) + doc_of, return_counts=True)
-        term, doc = np.divmod(pairs, max(n, 1))
+        # One key per token, term * width + doc, sorted in place; a run of equal keys is one
+        # (term, doc) pair and its length the term frequency: CSC order (by term, then doc).
+        # (np.unique did the same with four more copies of the keys: ~170 MB more at the 7M
+        # tokens of a 10k-note vault, in the sidecar's peak memory.)
+        keys = np.concatenate(docs).astype(np.int64) if n else np.empty(0, dtype=np.int64)
+        keys *= width
+        keys += np.repeat(np.arange(n, dtype=np.int64), lengths)
+        keys.sort()
+        first = np.ones(keys.size, dtype=bool)
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        del first
+        tf = np.diff(np.append(starts, keys.size))
+        pairs = keys[starts]
+        del keys, starts
+        term, doc = np.divmod(pairs, width)
         n_terms = int(term.max(initial=-1)) + 1
         indptr = np.concatenate(([0], np.cumsum(np.bincount(term, minlength=n_terms))))
         return cls.from_arrays(
