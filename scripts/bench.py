@@ -85,7 +85,13 @@ class Target:
 
 
 def bench_target(
-    t: Target, work: Path, repeats: int, index_repeats: int, edits: int, rng: random.Random
+    t: Target,
+    work: Path,
+    repeats: int,
+    index_repeats: int,
+    edits: int,
+    rng: random.Random,
+    with_naive: bool = True,
 ) -> None:
     vault, data = work / t.name / "vault", work / t.name / f"data-{t.kind}"
     if not vault.exists():
@@ -159,6 +165,8 @@ def bench_target(
     t.figures.insert(pos, t.figures.pop())  # next to the in-process cold search
     med("server peak RSS", rss, "MB", 1024, target_text="<= 1024 MB")
 
+    if not with_naive:
+        return
     # 3. the naive pipeline on the same vault and embedder, in its own process
     naive_dir = str(work / t.name / "naive")
     # With the model one build only: the rebuild a change costs is the same work again.
@@ -419,6 +427,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-sample", action="store_true")
     parser.add_argument("--no-1k", action="store_true")
     parser.add_argument("--notes", type=int, default=1000, help="size of the stand-in vault")
+    parser.add_argument(
+        "--no-naive",
+        action="store_true",
+        help="skip the naive pipeline (with the model it costs a second full index)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON here")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the table here")
     args = parser.parse_args(argv)
@@ -460,7 +473,9 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     for target in targets:
-        bench_target(target, work, args.repeats, index_repeats(target), args.edits, rng)
+        bench_target(
+            target, work, args.repeats, index_repeats(target), args.edits, rng, not args.no_naive
+        )
     figures = [f for t in targets for f in t.figures]
     info["machine_after"] = machine()
     info["seconds"] = round(time.perf_counter() - started, 1)
