@@ -79,7 +79,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(env: dict[str, str], vault: Path, data: Path, log: Path) -> subprocess.Popen:
+def spawn_server(
+    env: dict[str, str], vault: Path, data: Path, log: Path
+) -> tuple[subprocess.Popen, int]:
+    """`vault-rag serve` of the code `env` points at, on a free port: (process, port)."""
     port = free_port()
     cmd = [sys.executable, "-m", "vault_rag", "serve", "--vault", str(vault)]
     proc = subprocess.Popen(
@@ -89,6 +92,11 @@ def start_server(env: dict[str, str], vault: Path, data: Path, log: Path) -> sub
         stderr=log.open("ab"),
         stdin=subprocess.DEVNULL,
     )
+    return proc, port
+
+
+def start_server(env: dict[str, str], vault: Path, data: Path, log: Path) -> subprocess.Popen:
+    proc, _port = spawn_server(env, vault, data, log)
     record = data / "server.json"
     deadline = time.monotonic() + 1800
     while time.monotonic() < deadline:
@@ -112,16 +120,8 @@ def server_start(env: dict[str, str], vault: Path, data: Path, log: Path) -> flo
     from vault_rag.server_token import load_or_create_token
 
     token = load_or_create_token(data)[0]
-    port = free_port()
     started = time.perf_counter()
-    cmd = [sys.executable, "-m", "vault_rag", "serve", "--vault", str(vault)]
-    proc = subprocess.Popen(
-        [*cmd, "--data-dir", str(data), "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("ab"),
-        stdin=subprocess.DEVNULL,
-    )
+    proc, port = spawn_server(env, vault, data, log)
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/v1/status", headers={"Authorization": f"Bearer {token}"}

@@ -209,8 +209,11 @@ def test_options_the_api_lacks_search_in_process(sidecar):
     assert sidecar.searches_served() == before
 
 
-def test_the_light_path_imports_nothing_heavy(sidecar, tmp_path):
-    seen = tmp_path / "modules.json"
+def search_recording_modules(
+    sidecar: Sidecar, seen: Path, *extra: str
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """`vault-rag search actor --json *extra` through the entry point, and the modules that
+    process had loaded when it exited."""
     program = (
         "import atexit, json, sys\n"
         f"out = open({str(seen)!r}, 'w')\n"
@@ -221,45 +224,33 @@ def test_the_light_path_imports_nothing_heavy(sidecar, tmp_path):
     )
     argv = sidecar.cli("search", "actor")[3:]
     run = subprocess.run(
-        [sys.executable, "-c", program, *argv, "--json"],
+        [sys.executable, "-c", program, *argv, "--json", *extra],
         env=sidecar.env,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
+    return run, set(json.loads(seen.read_text()))
+
+
+def test_the_light_path_imports_nothing_heavy(sidecar, tmp_path):
+    run, modules = search_recording_modules(sidecar, tmp_path / "modules.json")
     assert json.loads(run.stdout)["results"]
-    loaded = {name.split(".")[0] for name in json.loads(seen.read_text())}
+    loaded = {name.split(".")[0] for name in modules}
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
 
 def test_the_in_process_search_loads_neither_chromadb_nor_the_cli(sidecar, tmp_path):
     # With no sidecar to ask (--in-process), a search whose dense snapshot is current (the
     # fixture's `vault-rag index` wrote it) maps it: no chromadb, and not the Typer CLI.
-    seen = tmp_path / "modules.json"
-    program = (
-        "import atexit, json, sys\n"
-        f"out = open({str(seen)!r}, 'w')\n"
-        "atexit.register(lambda: out.write(json.dumps(sorted(sys.modules))))\n"
-        "sys.argv = ['vault-rag', *sys.argv[1:]]\n"
-        "from vault_rag.entry import main\n"
-        "main()\n"
-    )
     before = sidecar.searches_served()
-    argv = sidecar.cli("search", "actor")[3:]
-    run = subprocess.run(
-        [sys.executable, "-c", program, *argv, "--json", "--in-process"],
-        env=sidecar.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
+    run, modules = search_recording_modules(sidecar, tmp_path / "modules.json", "--in-process")
     assert run.stdout == sidecar.run("search", "actor", "--json").stdout  # the sidecar's
     assert sidecar.searches_served() == before + 1  # that one; not the --in-process one
-    loaded = {name.split(".")[0] for name in json.loads(seen.read_text())}
+    loaded = {name.split(".")[0] for name in modules}
     assert not loaded & {"chromadb", "typer", "langchain_core", "langgraph", "fastapi"}
-    assert "vault_rag.cli" not in json.loads(seen.read_text())
+    assert "vault_rag.cli" not in modules
 
 
 def test_importing_the_cli_loads_no_store_graph_or_server_library():
