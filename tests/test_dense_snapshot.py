@@ -191,6 +191,25 @@ def test_a_damaged_snapshot_is_ignored_and_rewritten(
         index.close()
 
 
+def test_a_snapshot_that_cannot_be_written_never_fails_the_run(
+    indexed: tuple[Path, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    vault, data = indexed
+    (data / SNAPSHOT_FILE).unlink()
+    (data / SNAPSHOT_FILE).mkdir()  # in the way: the atomic replace cannot put a file there
+    (vault / "Another.md").write_text("# Another\n\nA change, so the run writes.\n", "utf-8")
+    index = VaultIndex(vault, data, HashProvider())
+    try:
+        with caplog.at_level("WARNING"):
+            run = Indexer(index).run()
+        assert run.notes_changed == 1 and run.chunks_pending == 0
+        assert "dense snapshot not written" in caplog.text
+        assert index.current_snapshot() is None
+    finally:
+        index.close()
+    assert not [p for p in data.iterdir() if p.name.endswith(".tmp")]  # no leftover
+
+
 def test_the_sidecar_writes_it_when_it_stops(indexed: tuple[Path, Path]) -> None:
     from test_server_helpers import LiveServer, wait_idle, wait_until
     from vault_rag.api import create_app

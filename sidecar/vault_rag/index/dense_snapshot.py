@@ -11,7 +11,7 @@ It is derived from the manifest (the units it marks embedded, the vector cache, 
 and stamped with the manifest's revision, which every write transaction bumps; it is read only
 while the two are equal, so a stale snapshot is never used, only rewritten. `vault-rag index`
 writes it at the end of a run and the sidecar's writer when it stops (not on every idle: at 10k
-notes it is ~110 MB). Only for embedded Chroma, whose scale is one machine.
+notes it is ~130 MB). Only for embedded Chroma, whose scale is one machine.
 
 File: MAGIC, the header's length (8 bytes, little-endian), the header (JSON), then at 64-byte
 aligned offsets the unit matrix (float32, n × d), each unit's note row (int32, n), the centroids
@@ -218,7 +218,7 @@ def refresh_snapshot(index: VaultIndex) -> bool:
         if snapshot is None:
             return False
         save_snapshot(snapshot, path)
-    except OSError as exc:
+    except Exception as exc:  # (a full disk, a locked file on Windows, a database error)
         log.warning("dense snapshot not written: %s", exc)
         return False
     index.forget_snapshot()
