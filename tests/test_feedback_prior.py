@@ -80,6 +80,9 @@ class FakeIndex:
     def note(self, path: str) -> None:
         return None  # not indexed from disk: never promoted
 
+    def unit_vectors(self, ids: object) -> dict[str, object]:
+        return {}  # no vector cache: the store's cosines stand
+
 
 def fake(dense: list[str], lexical: list[str] | None = None) -> FakeIndex:
     return FakeIndex(dense, lexical)
