@@ -28,11 +28,11 @@ from vault_rag.settings import Settings, config_file_path, load_settings
 
 
 def _open(
-    vault: object, data_dir: object, *, lazy_store: bool = False, search_only: bool = False
+    vault: object, data_dir: object, *, lazy_store: bool = False
 ) -> tuple[Settings, VaultIndex]:
     settings = load_settings(vault=vault, data_dir=data_dir)
     try:
-        return settings, open_index(settings, lazy_store=lazy_store, search_only=search_only)
+        return settings, open_index(settings, lazy_store=lazy_store)
     except (EmbeddingError, DamagedDataError) as exc:
         fail(str(exc))
         raise  # unreachable: fail() exits

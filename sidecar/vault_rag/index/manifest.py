@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -271,12 +271,8 @@ class Manifest:
     def chunks(self, ids: Iterable[str], batch: int = 500) -> dict[str, Chunk]:
         """The chunks of these ids that exist, in the order given (one query per `batch`)."""
         wanted = list(dict.fromkeys(ids))
-        found: dict[str, str] = {}
-        for i in range(0, len(wanted), batch):
-            part = wanted[i : i + batch]
-            marks = ",".join("?" * len(part))
-            query = f"SELECT id, data FROM chunks WHERE id IN ({marks})"
-            found.update(self.db.execute(query, part))
+        query = "SELECT id, data FROM chunks WHERE id IN ({marks})"
+        found = dict(self._rows_in(query, wanted, batch))
         return {i: chunk_from_json(found[i]) for i in wanted if i in found}
 
     def note_chunks(self, note_path: str) -> list[Chunk]:
@@ -310,15 +306,17 @@ class Manifest:
             )
 
     def _notes_of(self, ids: list[str], batch: int = 500) -> set[str]:
-        notes: set[str] = set()
-        for i in range(0, len(ids), batch):
-            part = ids[i : i + batch]
-            marks = ",".join("?" * len(part))
-            rows = self.db.execute(
-                f"SELECT DISTINCT note_path FROM chunks WHERE id IN ({marks})", part
-            )
-            notes.update(r[0] for r in rows)
-        return notes
+        query = "SELECT DISTINCT note_path FROM chunks WHERE id IN ({marks})"
+        return {r[0] for r in self._rows_in(query, ids, batch)}
+
+    def _rows_in(
+        self, query: str, keys: Sequence[str], batch: int = 500
+    ) -> Iterator[tuple[Any, ...]]:
+        """The rows of `query`, whose `IN ({marks})` list takes `keys`, `batch` keys per
+        statement (SQLite caps the parameters of one)."""
+        for i in range(0, len(keys), batch):
+            part = keys[i : i + batch]
+            yield from self.db.execute(query.format(marks=",".join("?" * len(part))), part)
 
     def embedded_hashes(self) -> list[tuple[str, str]]:
         """(note path, content hash) of every chunk the vector store holds."""
@@ -415,30 +413,18 @@ class Manifest:
         wanted = sorted(set(hashes))
         if len(wanted) > _WHOLE_TABLE:
             return self._vectors_in_one_pass(set(wanted))
-        out: dict[str, np.ndarray] = {}
-        for i in range(0, len(wanted), batch):
-            part = wanted[i : i + batch]
-            marks = ",".join("?" * len(part))
-            rows = self.db.execute(
-                f"SELECT content_hash, vector FROM vectors WHERE content_hash IN ({marks})", part
-            )
-            out.update((h, np.frombuffer(blob, dtype=np.float32)) for h, blob in rows)
-        return out
+        query = "SELECT content_hash, vector FROM vectors WHERE content_hash IN ({marks})"
+        rows = self._rows_in(query, wanted, batch)
+        return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in rows}
 
     def unit_vectors(self, ids: Iterable[str], batch: int = 500) -> dict[str, np.ndarray]:
         """Cached vectors by chunk id (those that have one)."""
-        wanted = list(dict.fromkeys(ids))
-        out: dict[str, np.ndarray] = {}
-        for i in range(0, len(wanted), batch):
-            part = wanted[i : i + batch]
-            marks = ",".join("?" * len(part))
-            rows = self.db.execute(
-                "SELECT c.id, v.vector FROM chunks c JOIN vectors v"
-                f" ON v.content_hash = c.content_hash WHERE c.id IN ({marks})",
-                part,
-            )
-            out.update((c, np.frombuffer(blob, dtype=np.float32)) for c, blob in rows)
-        return out
+        query = (
+            "SELECT c.id, v.vector FROM chunks c JOIN vectors v"
+            " ON v.content_hash = c.content_hash WHERE c.id IN ({marks})"
+        )
+        rows = self._rows_in(query, list(dict.fromkeys(ids)), batch)
+        return {c: np.frombuffer(blob, dtype=np.float32) for c, blob in rows}
 
     def _vectors_in_one_pass(self, wanted: set[str]) -> dict[str, np.ndarray]:
         keys: list[str] = []

@@ -252,15 +252,11 @@ class IndexWriter:
         if self._dirty:
             self._persist_lexical()
             self._mark_store()
-        self._save_dense_snapshot()
+        # For the next process that only searches (`index/dense_snapshot.py`): on stop, not on
+        # every idle (at 10k notes ~130 MB written); nothing to do when current, never raises.
+        refresh_snapshot(self.indexer.index)
         self.status.state = "stopped"
         self.indexer.lock.release()
-
-    def _save_dense_snapshot(self) -> None:
-        """For the next process that only searches (`index/dense_snapshot.py`); on stop, not
-        on every idle: at 10k notes it is ~130 MB written. Nothing to do when it is current;
-        a failure is logged, never raised."""
-        refresh_snapshot(self.indexer.index)
 
     def _mark_store(self) -> None:
         """Every write went through this thread, so when the store-side reconcile held (no
