@@ -17,7 +17,14 @@ import pytest
 
 from test_server_helpers import LiveServer, server_settings, wait_idle, wait_until
 from vault_rag.api import create_app
-from vault_rag.exclusions import EXCLUDE_FILE, ExcludeError, normalize_pattern
+from vault_rag.exclusions import (
+    EXCLUDE_FILE,
+    ExcludeError,
+    ignore_patterns,
+    is_excluded,
+    normalize_pattern,
+    normalize_patterns,
+)
 from vault_rag.settings import Settings
 from vault_rag.vault.reader import is_ignored, iter_note_paths
 
@@ -70,23 +77,28 @@ def put_note(client: httpx.Client, vault: Path, rel: str) -> httpx.Response:
 
 
 # -- matching ------------------------------------------------------------------------------------
+# One meaning on both sides: the plugin's vitest suite runs the same cases (tests/exclude.test.ts).
+EXCLUDE_CASES = json.loads(
+    (Path(__file__).parent.parent / "shared-schemas/fixtures/exclude.json").read_text("utf-8")
+)["cases"]
+
+
 @pytest.mark.parametrize(
-    ("path", "pattern", "excluded"),
-    [
-        ("Private/Plan.md", "/Private", True),
-        ("Private/Sub/Plan.md", "/Private", True),
-        ("Projects/Private/Note.md", "/Private", False),  # rooted: not any folder named so
-        ("Private2/Plan.md", "/Private", False),  # a folder, not a name prefix
-        ("Journal/2024/x.md", "/Journal/2024", True),
-        ("A/drafts/x.md", "/*/drafts", True),
-        ("Daily/2019-01-01.md", "/Daily/2019-*", True),
-        ("Daily/2020-01-01.md", "/Daily/2019-*", False),
-        ("Secret.md", "/Secret.md", True),  # a single note
-        ("Cafe\u0301/x.md", "/Caf\u00e9", True),  # an NFD name on disk, NFC in the setting
-    ],
+    "case", EXCLUDE_CASES, ids=[f"{c['exclude']}:{c['path']}" for c in EXCLUDE_CASES]
 )
-def test_a_rooted_pattern_covers_the_path_and_everything_under_it(path, pattern, excluded):
-    assert is_ignored(path, (pattern,)) is excluded
+def test_an_entry_covers_its_literal_path_and_everything_under_it(case):
+    ignores = ignore_patterns((), normalize_patterns([case["exclude"]]))
+    assert is_excluded(case["path"], ignores) is case["excluded"]
+    assert is_ignored(case["path"], ignores) is case["excluded"]
+
+
+def test_the_listing_applies_the_same_meaning(tmp_path):
+    vault = tmp_path / "vault"
+    for rel in ("[Secret]/plans.md", "S/plans.md", "a+b/x.md", "aab/x.md", "Top.md"):
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text("# x\n")
+    ignores = ignore_patterns((), ["[Secret]", "a+b", "Top.md"])
+    assert list(iter_note_paths(vault, ignores)) == ["S/plans.md", "aab/x.md"]
 
 
 def test_entries_are_normalised_and_unsafe_ones_refused():

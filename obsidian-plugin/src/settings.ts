@@ -159,7 +159,8 @@ export class VaultRagSettingTab extends PluginSettingTab {
       .setName("Excluded folders")
       .setDesc(
         "Notes in these folders are never sent to the sidecar, and the sidecar is told to skip them: " +
-          "it does not read them from disk and removes any it had indexed. One folder per line.",
+          "it does not read them from disk and removes any it had indexed. One folder per line; " +
+          "`*` matches any characters (`*/drafts`), every other character means itself.",
       )
       .addTextArea((area) =>
         area

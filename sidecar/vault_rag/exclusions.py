@@ -6,11 +6,13 @@ Two lists apply together (a path is excluded when either covers it):
   kept in the data dir as `exclude.json`, so a restart, `vault-rag index` and the start-up
   scan honour it before the plugin connects again.
 
-An entry is a vault-relative folder or note path (`Journal/private`), or a glob over
-vault-relative paths (`*/drafts`, `Daily/2019-*`; `*` crosses folders, as in `ignore`); it
-excludes the path and everything under it. Entries become rooted `ignore` patterns
-(`vault.reader.is_ignored`), so the scan, the watcher, the note routes and the link index all
-apply them through the one ignore list they already share.
+An entry is a vault-relative folder or note path (`Journal/private`, `[Secret]`); it excludes
+the path and everything under it. Every character means itself except `*`, which matches any
+run of characters, across folders (`*/drafts`, `Daily/2019-*`): the plugin's `isExcluded` gives
+entries the same meaning, and both test suites run `shared-schemas/fixtures/exclude.json`.
+Entries become rooted `ignore` patterns (`vault.reader.is_ignored`), so the scan, the watcher,
+the note routes and the link index all apply them through the one ignore list they already
+share.
 """
 
 from __future__ import annotations
@@ -131,6 +133,11 @@ class Exclusions:
 
     def ignores(self) -> tuple[str, ...]:
         return ignore_patterns(self.ignore, self.patterns())
+
+    def covers(self, rel_path: str) -> bool:
+        """True when an exclusion covers the path: nothing about it may be read or served.
+        Judged on the path alone, so the answer never tells whether such a file exists."""
+        return is_excluded(rel_path, self.ignores())
 
     def push(
         self, patterns: list[str], sync: DiskSync, watcher: VaultWatcher | None

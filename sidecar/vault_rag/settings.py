@@ -69,9 +69,10 @@ class Settings(BaseSettings):
 
     # Vault scanning
     ignore: list[str] = Field(default_factory=lambda: list(DEFAULT_IGNORES))
-    # Excluded folders (private): vault-relative folders, note paths or globs whose notes are
-    # never read, indexed or accepted from the plugin (`exclusions.py`). Applied together with
-    # the list the plugin pushes (`PUT /v1/settings/exclude`, kept in the data dir).
+    # Excluded folders (private): vault-relative folders or note paths (literal but for `*`, the
+    # one wildcard, which crosses folders) whose notes are never read, indexed or accepted from
+    # the plugin (`exclusions.py`). Applied together with the list the plugin pushes
+    # (`PUT /v1/settings/exclude`, kept in the data dir).
     exclude: list[str] = Field(default_factory=list)
 
     # Retrieval

@@ -341,7 +341,7 @@ export interface components {
         ExcludeUpdate: {
             /**
              * Exclude
-             * @description The plugin's excluded folders: vault-relative folders or note paths (`Journal/private`), or globs over vault-relative paths (`*\/drafts`); each excludes the path and everything under it. Replaces the list pushed before; [] clears it.
+             * @description The plugin's excluded folders: vault-relative folders or note paths (`Journal/private`, `[Secret]`); each excludes the path and everything under it. Every character means itself except `*`, any run of characters across folders (`*\/drafts`). Replaces the list pushed before; [] clears it.
              */
             exclude: string[];
         };

@@ -67,13 +67,42 @@ export async function buildNotePayload<F extends PayloadFile>(
   };
 }
 
-/** True when `path` is inside one of `folders` (vault-relative, with or without slashes). */
+/**
+ * True when one of `folders` covers `path`: an entry is a vault-relative folder or note path that
+ * covers itself and everything under it. Every character means itself (`[Secret]`, `#`, `?` are
+ * parts of real folder names) except `*`, which matches any run of characters, across folders.
+ * The sidecar gives entries the same meaning (shared-schemas/fixtures/exclude.json).
+ */
 export function isExcluded(path: string, folders: readonly string[]): boolean {
-  const normalized = normalizeNotePath(path);
+  const parts = normalizeNotePath(path).split("/");
+  const prefixes = parts.map((_, n) => parts.slice(0, n + 1).join("/"));
   return folders.some((folder) => {
-    const prefix = normalizeNotePath(folder.trim()).replace(/^\/+|\/+$/g, "");
-    return prefix !== "" && (normalized === prefix || normalized.startsWith(`${prefix}/`));
+    const pattern = entryPattern(folder);
+    return pattern !== null && prefixes.some((prefix) => pattern.test(prefix));
   });
+}
+
+const REGEX_SPECIAL = /[.*+?^${}()|[\]\\]/g;
+const entryPatterns = new Map<string, RegExp | null>();
+
+/** An entry as a regex over whole vault paths (null: an empty entry), compiled once. */
+function entryPattern(folder: string): RegExp | null {
+  let pattern = entryPatterns.get(folder);
+  if (pattern === undefined) {
+    // As the sidecar's `normalize_pattern`: slashes either way, no empty or `.` parts.
+    const parts = normalizeNotePath(folder.trim())
+      .split("/")
+      .filter((part) => part !== "" && part !== ".");
+    const body = parts
+      .join("/")
+      .split("*")
+      .map((piece) => piece.replace(REGEX_SPECIAL, "\\$&"))
+      .join("[\\s\\S]*");
+    pattern = parts.length === 0 ? null : new RegExp(`^${body}$`, "u");
+    if (entryPatterns.size > 1000) entryPatterns.clear();
+    entryPatterns.set(folder, pattern);
+  }
+  return pattern;
 }
 
 /** Markdown notes are what the sidecar indexes. */

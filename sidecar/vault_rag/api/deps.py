@@ -87,5 +87,14 @@ def note_path(raw: str) -> str:
     return path
 
 
+def served_note_path(raw: str, state: ServerState) -> str:
+    """`note_path`, and 403 `excluded` for a path an excluded folder covers: such a note is
+    never read, searched around or stored, and the same answer comes whether it exists or not."""
+    path = note_path(raw)
+    if state.exclusions.covers(path):
+        raise ApiError(403, "excluded", "the note is in an excluded folder", {"path": path})
+    return path
+
+
 State = Annotated[ServerState, Depends(get_state)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -327,8 +327,9 @@ class ExcludeUpdate(ApiModel):
     exclude: list[Annotated[str, Field(max_length=1024)]] = Field(
         max_length=1000,
         description="The plugin's excluded folders: vault-relative folders or note paths "
-        "(`Journal/private`), or globs over vault-relative paths (`*/drafts`); each excludes "
-        "the path and everything under it. Replaces the list pushed before; [] clears it.",
+        "(`Journal/private`, `[Secret]`); each excludes the path and everything under it. Every "
+        "character means itself except `*`, any run of characters across folders (`*/drafts`). "
+        "Replaces the list pushed before; [] clears it.",
     )
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault_rag.vault.paths import normalize_rel_path
-from vault_rag.vault.reader import DEFAULT_IGNORES, ROOTED, is_ignored
+from vault_rag.vault.reader import DEFAULT_IGNORES, ROOTED, is_ignored, rooted_pattern
 
 # A folder whose mtime is younger than this when it is listed is listed again next time:
 # coarse file-system clocks (1-2 s on FAT/exFAT, HFS+) could hide a second change.
@@ -128,8 +128,8 @@ class VaultListing:
         pattern, as `is_ignored` matches them)."""
         for pattern in self.ignores:
             if pattern.startswith(ROOTED):
-                rooted = unicodedata.normalize("NFC", pattern[1:])
-                if rooted and fnmatch.fnmatchcase(unicodedata.normalize("NFC", path), rooted):
+                rooted = pattern[1:]
+                if rooted and rooted_pattern(rooted).fullmatch(unicodedata.normalize("NFC", path)):
                     return True
             elif fnmatch.fnmatchcase(path, pattern):
                 return True

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
+import re
 import stat
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -121,8 +123,9 @@ ROOTED = "/"
 
 def is_ignored(rel_path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:
     """True when any folder part of `rel_path` is ignored, or the path matches an ignore glob;
-    a rooted pattern ("/Journal/private", "/*/drafts") matches the path or any folder above it,
-    compared in NFC (how the plugin and `normalize_rel_path` spell paths)."""
+    a rooted pattern ("/Journal/private", "/*/drafts") covers the path when it names the path
+    or a folder above it (`rooted_pattern`: literal but for `*`), compared in NFC (how the
+    plugin and `normalize_rel_path` spell paths)."""
     parts = rel_path.split("/")
     for pattern in ignores:
         if pattern.startswith(ROOTED):
@@ -136,12 +139,22 @@ def is_ignored(rel_path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)
+def rooted_pattern(pattern: str) -> re.Pattern[str]:
+    """An excluded-folder entry as a regex over whole NFC vault-relative paths. Every character
+    means itself (`[Secret]`, `#`, `?` and `!` are parts of real folder names) except `*`, the
+    one wildcard, which matches any run of characters, across folders. The plugin's
+    `isExcluded` gives entries the same meaning (shared-schemas/fixtures/exclude.json)."""
+    text = unicodedata.normalize("NFC", pattern)
+    return re.compile(".*".join(re.escape(piece) for piece in text.split("*")), re.DOTALL)
+
+
 def _rooted_match(rel_path: str, pattern: str) -> bool:
     if not pattern:
         return False
+    regex = rooted_pattern(pattern)
     parts = unicodedata.normalize("NFC", rel_path).split("/")
-    pattern = unicodedata.normalize("NFC", pattern)
-    return any(fnmatch.fnmatchcase("/".join(parts[:n]), pattern) for n in range(1, len(parts) + 1))
+    return any(regex.fullmatch("/".join(parts[:n])) for n in range(1, len(parts) + 1))
 
 
 def is_note_path(path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from vault_rag.api.deps import ServerState, State, note_path
+from vault_rag.api.deps import ServerState, State, note_path, served_note_path
 from vault_rag.api.schemas import AskRequest
 from vault_rag.api.sse import EventStreamResponse
 from vault_rag.graph.events import EVENT_MODELS, ErrorEvent, FinalEvent, ProgressEvent
@@ -60,10 +60,13 @@ async def ask(body: AskRequest, state: State) -> EventStreamResponse:
     thread_id = body.thread_id or uuid.uuid4().hex
     note = None
     if body.note is not None:  # paths outside the vault are a 400 before anything streams
+        # An excluded note is a 403 before anything runs or is stored (its selection too);
+        # links into excluded folders are dropped (they are not indexed either).
+        links = (note_path(link) for link in body.note.links)
         note = {
-            "path": note_path(body.note.path),
+            "path": served_note_path(body.note.path, state),
             "selection": body.note.selection or "",
-            "links": [note_path(link) for link in body.note.links],
+            "links": [link for link in links if not state.exclusions.covers(link)],
         }
     return EventStreamResponse(_events(state, body, thread_id, note))
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from vault_rag.api.deps import State, note_path
+from vault_rag.api.deps import State, served_note_path
 from vault_rag.api.errors import ApiError
 from vault_rag.api.schemas import RelatedHit, RelatedResponse
 from vault_rag.index.stores.base import StoreUnavailableError
@@ -28,7 +28,7 @@ def related(
     """The notes whose passages are closest to the note's passages, compared with the vectors
     already stored for it (no embedding). Each comes with its best-matching passage and
     whether the note already links to it."""
-    rel = note_path(path)
+    rel = served_note_path(path, state)
     settings = state.settings
     try:
         result = related_notes(

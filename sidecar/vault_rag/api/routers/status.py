@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from vault_rag.api.deps import State, note_path
+from vault_rag.api.deps import State, served_note_path
 from vault_rag.api.schemas import AskCounts, NoteState, Status, VectorStoreState, WriterState
 from vault_rag.index.status import note_state
 
@@ -27,7 +27,7 @@ def status(
     writer = state.writer.status
     note = None
     if path is not None:
-        rel = note_path(path)
+        rel = served_note_path(path, state)
         info = note_state(manifest, rel)
         info["content_hash"] = manifest.content_hashes(rel).get(rel)
         note = NoteState(**info)
