@@ -105,7 +105,14 @@ function entryPattern(folder: string): RegExp | null {
   return pattern;
 }
 
-/** Markdown notes are what the sidecar indexes. */
+/**
+ * Markdown notes are what the sidecar indexes, except names with no safe vault path, which it
+ * skips with an `unsafe_name` warning (sidecar/vault_rag/vault/listing.py): a backslash (a
+ * folder separator to Windows and to the sidecar's path rules) or a top-level name whose second
+ * character is a colon (a Windows drive). Posting one would have the whole batch refused.
+ */
 export function isNotePath(path: string): boolean {
-  return path.toLowerCase().endsWith(".md");
+  if (!path.toLowerCase().endsWith(".md") || path.includes("\\")) return false;
+  const top = path.split("/", 1)[0] ?? "";
+  return !(top.length > 1 && top[1] === ":");
 }

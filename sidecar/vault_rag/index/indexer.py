@@ -27,8 +27,9 @@ from vault_rag.index.vault_index import VaultIndex
 from vault_rag.pipeline import chunk_options as default_chunk_options
 from vault_rag.pipeline import chunk_vault_note, pipeline_signature
 from vault_rag.vault.links import NoteIndex, parse_link
+from vault_rag.vault.listing import VaultListing
 from vault_rag.vault.paths import UnsafePathError
-from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored, iter_note_paths
+from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored
 from vault_rag.vault.types import ResolvedNote
 
 MISSING_PREFIX = "missing:"
@@ -232,7 +233,11 @@ class Indexer:
         `paths`: the vault's note paths when the caller has just listed them."""
         root = self.index.vault_root
         known = self.index.manifest.notes()
-        seen = paths if paths is not None else list(iter_note_paths(root, self.ignores))
+        if paths is None:
+            listing = VaultListing(root, self.ignores)
+            paths = listing.paths()
+            self.note_skipped_names(listing.skipped)
+        seen = paths
         result = ScanResult(seen=seen)
         for rel in result.seen:
             try:
@@ -249,6 +254,18 @@ class Indexer:
         result.detect_renames(known)
         self._explain_deleted(result, known)
         return result
+
+    def note_skipped_names(self, skipped: dict[str, str]) -> None:
+        """Record the files a listing skipped for their name, when they differ from those
+        recorded (a warning in the log for each new one; every other note is indexed)."""
+        manifest = self.index.manifest
+        recorded = manifest.skipped_names()
+        if skipped == recorded:
+            return
+        for path, why in skipped.items():
+            if path not in recorded:
+                log.warning("skipped %r: %s; rename it to index it", path, why)
+        manifest.replace_skipped_names(skipped)
 
     def _explain_deleted(self, result: ScanResult, known: dict[str, NoteRecord]) -> None:
         root = self.index.vault_root

@@ -24,6 +24,7 @@ from vault_rag.chunking.types import Chunk
 SCHEMA_VERSION = "1"
 # Transactions remembered with the notes they touched (`notes_touched`); older ones are
 # forgotten, and a cache that far behind rebuilds.
+UNSAFE = "unsafe_name"  # the warning code of a file skipped for its name (vault/listing.py)
 JOURNAL_SIZE = 4096
 # `vector_arrays` for more hashes than this reads the whole vectors table in one pass.
 _WHOLE_TABLE = 2000
@@ -348,6 +349,21 @@ class Manifest:
             "pending": chunks - embedded,
             "warnings": warnings,
         }
+
+    def skipped_names(self) -> dict[str, str]:
+        """Files the vault listing skipped for their name (`unsafe_name`): path → why."""
+        rows = self.db.execute("SELECT note_path, message FROM warnings WHERE code=?", (UNSAFE,))
+        return dict(rows.fetchall())
+
+    def replace_skipped_names(self, skipped: dict[str, str]) -> None:
+        """Record the listing's skipped names as `unsafe_name` warnings (no note, no chunks):
+        they show in `vault-rag status` until the file is renamed or removed."""
+        with self.transaction(touched=[]) as db:
+            db.execute("DELETE FROM warnings WHERE code=?", (UNSAFE,))
+            db.executemany(
+                "INSERT INTO warnings(note_path, code, message, target, line) VALUES (?,?,?,?,?)",
+                [(path, UNSAFE, why, None, None) for path, why in skipped.items()],
+            )
 
     def warnings(self, note_path: str | None = None) -> list[dict[str, Any]]:
         query = "SELECT note_path, code, message, target, line FROM warnings"

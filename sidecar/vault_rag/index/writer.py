@@ -298,7 +298,11 @@ class IndexWriter:
             listing = self._listing = VaultListing(
                 self.indexer.index.vault_root, self.indexer.ignores
             )
-        return listing.paths()
+        version = listing.version
+        paths = listing.paths()
+        if listing.version != version:  # (the skipped names are listed with the paths)
+            self.indexer.note_skipped_names(listing.skipped)
+        return paths
 
     def note_index(self, paths: list[str] | None = None) -> NoteIndex:
         """Link resolution over every note now (`paths`: `note_paths()` just taken), built

@@ -11,6 +11,13 @@ File contents do not matter here: they are the manifest's business.
 The rules are the full walk's (`reader.iter_note_paths` is a one-off listing): `.md` files,
 NFC vault-relative paths, sorted; hidden folders, ignored folders and files, and symlinks
 (files, and folders, which are never walked into) left out; unreadable folders skipped.
+
+A name that has no safe vault-relative form (`unsafe_name`) is skipped and reported in
+`skipped`, never raised: one such file must not stop the indexing of every other note. A
+backslash (`a\\b.md`, `..\\x.md`) is a folder separator to Obsidian, Windows and the path rules
+of `vault.paths`; a top-level name whose second character is a colon (`Q: quokkas.md`) reads as
+a Windows drive; a name that is not valid UTF-8 cannot be stored or sent as text. Each is
+legal on Linux (the first two on macOS too) and can reach the vault from outside Obsidian.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ class _Folder:
     trusted: bool
     notes: tuple[str, ...]  # NFC vault-relative paths of the notes directly in it
     subfolders: tuple[str, ...]  # on-disk relative paths of the folders walked into
+    skipped: tuple[tuple[str, str], ...] = ()  # (printable path, why) of unsafe names in it
 
 
 class VaultListing:
@@ -49,6 +57,9 @@ class VaultListing:
         self._nfc: dict[str, str] = {"": ""}  # on-disk folder → its canonical (NFC) path
         self._paths: list[str] = []
         self.version = 0  # bumped whenever the listed paths change
+        # Entries skipped for their name (`unsafe_name`): printable path → why. As of the
+        # last `paths()` call.
+        self.skipped: dict[str, str] = {}
 
     def paths(self) -> list[str]:
         """Every note path now, sorted (a new list each call)."""
@@ -66,6 +77,7 @@ class VaultListing:
             pending.extend(folder.subfolders)
         changed = changed or folders.keys() != self._folders.keys()
         self._folders = folders
+        self.skipped = dict(sorted(item for f in folders.values() for item in f.skipped))
         if changed or not self.version:
             self._paths = sorted(p for f in folders.values() for p in f.notes)
             self.version += 1
@@ -90,6 +102,7 @@ class VaultListing:
             self._nfc[rel] = self._canonical(parent, name)
         notes: list[str] = []
         subfolders: list[str] = []
+        skipped: list[tuple[str, str]] = []
         for entry in entries:
             name = entry.name
             try:
@@ -101,21 +114,27 @@ class VaultListing:
             if is_dir:
                 if name.startswith(".") or is_link:
                     continue
-                if not is_ignored(self._canonical(rel, name) + "/x", self.ignores):
+                why = unsafe_name(rel, name)
+                if why:
+                    skipped.append((printable(on_disk), why))
+                elif not is_ignored(self._canonical(rel, name) + "/x", self.ignores):
                     subfolders.append(on_disk)
             elif name.lower().endswith(".md") and not is_link:
+                why = unsafe_name(rel, name)
+                if why:
+                    skipped.append((printable(on_disk), why))
+                    continue
                 path = self._canonical(rel, name)
                 if not self._file_ignored(path):
                     notes.append(path)
         trusted = time.time_ns() - mtime > RACY_NS
-        return _Folder(mtime, trusted, tuple(sorted(notes)), tuple(sorted(subfolders)))
+        return _Folder(
+            mtime, trusted, tuple(sorted(notes)), tuple(sorted(subfolders)), tuple(skipped)
+        )
 
     def _canonical(self, folder: str, name: str) -> str:
-        """`normalize_rel_path(folder/name)` for an entry of a listed folder: the folder's own
-        form is known, so only the name needs NFC (names with a backslash or a top-level drive
-        letter take the full path rules, which treat or refuse them)."""
-        if "\\" in name or (not folder and len(name) > 1 and name[1] == ":"):
-            return normalize_rel_path(f"{folder}/{name}" if folder else name)
+        """`normalize_rel_path(folder/name)` for a safe entry (`unsafe_name` is None) of a
+        listed folder: the folder's own form is known, so only the name needs NFC."""
         base = self._nfc.get(folder)
         if base is None:
             return normalize_rel_path(f"{folder}/{name}" if folder else name)
@@ -134,3 +153,33 @@ class VaultListing:
             elif fnmatch.fnmatchcase(path, pattern):
                 return True
         return False
+
+
+def unsafe_name(folder: str, name: str) -> str | None:
+    """Why an entry of `folder` (its on-disk relative path, "" for the vault's root) has no
+    safe vault-relative form, or None when it has one (see the module doc)."""
+    if "\\" in name:
+        return "the name holds a backslash, which Obsidian and Windows read as a folder separator"
+    if not folder and len(name) > 1 and name[1] == ":":
+        return "a top-level name with a colon as its second character reads as a Windows drive"
+    if not _is_utf8(name):
+        return "the name is not valid UTF-8"
+    return None
+
+
+def printable(on_disk: str) -> str:
+    """An on-disk relative path as text that can be stored and shown (undecodable bytes as
+    U+FFFD)."""
+    return (
+        on_disk
+        if _is_utf8(on_disk)
+        else on_disk.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    )
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # os.listdir's surrogate escapes of undecodable bytes
+        return False
+    return True
