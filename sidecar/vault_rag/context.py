@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from vault_rag import doctor
+from vault_rag.disk_faults import disk_fault
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.embeddings.factory import make_provider
 from vault_rag.exclusions import Exclusions
@@ -50,14 +51,21 @@ def open_index(
 
     `search_only` (`vault-rag search` in its own process): while the dense snapshot is
     current, embedded Chroma's searches come from it and the store is never opened
-    (`index/dense_snapshot.py`)."""
+    (`index/dense_snapshot.py`). Such a command only reads: damage raises `DamagedDataError`
+    and nothing is moved.
+
+    A full disk, a read-only mount or an I/O error raises `DataDirUnavailableError`
+    (`disk_faults.py`), also with nothing moved."""
     if settings.vault is None:
         raise ValueError("no vault configured: pass --vault PATH or set VAULT_RAG_VAULT")
     data_dir = settings.resolved_data_dir()
     provider = provider or build_provider(settings)
     vault, model_id = settings.vault, provider.model_id
-    for action in doctor.recover(data_dir):
-        log.warning("%s", action)
+    if search_only:
+        doctor.refuse_damage(data_dir)
+    else:
+        for action in doctor.recover(data_dir):
+            log.warning("%s", action)
 
     def build() -> VaultIndex:
         lazy = lazy_store or search_only
@@ -79,6 +87,14 @@ def open_index(
     try:
         return build()
     except Exception as exc:
+        fault = disk_fault(exc, data_dir)
+        if fault is not None:
+            raise fault from exc
+        if search_only:
+            raise doctor.DamagedDataError(
+                f"the index in {data_dir} cannot be opened ({type(exc).__name__}: {exc}); "
+                "nothing was moved: `vault-rag doctor` checks it"
+            ) from exc
         actions = doctor.recover_after_failure(data_dir, exc)
         if not actions:
             raise

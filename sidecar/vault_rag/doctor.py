@@ -13,6 +13,10 @@ rebuilt from the vault. They are never deleted: a damaged one is moved aside the
 `quick_check` (at every open) looks at headers and reads each database's schema: enough for a
 file overwritten or truncated at its start; `full_check` (`vault-rag doctor`) also runs
 SQLite's `integrity_check`, opens Chroma, loads the lexical index and compares the counts.
+
+A full disk, a read-only mount, a missing permission or an I/O error is not damage
+(`disk_faults.py`): every check raises `DataDirUnavailableError` for it and nothing is moved.
+Only a check that fails on a file that could be read sets that file aside.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from vault_rag.disk_faults import check_room, disk_fault
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -77,6 +83,9 @@ def sqlite_problem(path: Path, full: bool = False) -> str | None:
         with path.open("rb") as handle:
             head = handle.read(len(SQLITE_HEADER))
     except OSError as exc:
+        fault = disk_fault(exc, path.parent)
+        if fault is not None:
+            raise fault from exc
         return f"cannot be read: {exc.strerror or exc}"
     if head and head != SQLITE_HEADER[: len(head)]:
         return "file is not a database (its header is overwritten)"
@@ -92,7 +101,10 @@ def sqlite_problem(path: Path, full: bool = False) -> str | None:
                     return "integrity check failed: " + "; ".join(rows[:3])
         finally:
             db.close()
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.Error as exc:
+        fault = disk_fault(exc, path.parent)  # (a full disk fails opening -wal or -shm)
+        if fault is not None:
+            raise fault from exc
         return str(exc)
     return None
 
@@ -121,7 +133,9 @@ def set_aside(path: Path, stamp: str) -> Path:
 
 
 def repair(data_dir: Path, report: Report, extra: Sequence[Part] = ()) -> Report:
-    """Move every damaged part (and the `extra` parts known to fail) aside; say what was done."""
+    """Move every damaged part (and the `extra` parts known to fail) aside; say what was done.
+    Raises `DataDirUnavailableError` instead when the disk is full or read-only."""
+    check_room(data_dir)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     parts = [f.part for f in report.damaged] + [p for p in extra if p not in report.damaged]
     for part in dict.fromkeys(parts):
@@ -150,11 +164,27 @@ def recover(data_dir: Path, lock: Callable[[], Any] | None = None) -> list[str]:
     return _repair_locked(data_dir, report, [], lock)
 
 
+def refuse_damage(data_dir: Path) -> None:
+    """For commands that only read: raise `DamagedDataError` when a part is damaged, moving
+    nothing (`vault-rag doctor --repair` or the next `serve` / `index` repairs)."""
+    report = diagnose(data_dir)
+    if report.damaged:
+        what = "; ".join(f"{f.part.path}: {f.problem}" for f in report.damaged)
+        raise DamagedDataError(
+            f"the data dir {data_dir} has damaged files ({what}); this command only reads, so "
+            "nothing was moved: run `vault-rag doctor --repair` (or `vault-rag index`)"
+        )
+
+
 def recover_after_failure(
     data_dir: Path, error: BaseException, lock: Callable[[], Any] | None = None
 ) -> list[str]:
     """Opening the index failed although the quick check passed: check fully, and when the
-    failure is Chroma's own (its SQLite file is fine) set the vector store aside too."""
+    failure is Chroma's own (its SQLite file is fine) set the vector store aside too. A disk
+    fault behind the failure raises `DataDirUnavailableError` and nothing is moved."""
+    fault = disk_fault(error, data_dir)
+    if fault is not None:
+        raise fault from error
     report = diagnose(data_dir, full=True)
     extra: list[Part] = []
     if not report.damaged and _looks_like_chroma(error):

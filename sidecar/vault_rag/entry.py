@@ -70,7 +70,21 @@ def parse_search(argv: list[str]) -> object | None:
 
 
 def main() -> None:
-    argv = sys.argv[1:]
+    try:
+        run(sys.argv[1:])
+    except Exception as exc:
+        # A full disk, a read-only mount or an I/O error under any command: one clear line,
+        # not a traceback (`disk_faults.py`; nothing was moved or deleted).
+        from vault_rag.disk_faults import EXIT_CODE, disk_fault
+
+        fault = disk_fault(exc)
+        if fault is None:
+            raise
+        sys.stderr.write(f"error: {fault}\n")
+        raise SystemExit(EXIT_CODE) from None
+
+
+def run(argv: list[str]) -> None:
     if argv[:1] == ["search"]:
         args = parse_search(argv[1:])
         if args is not None:

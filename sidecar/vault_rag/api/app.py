@@ -85,9 +85,13 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
-            state = await anyio.to_thread.run_sync(
-                _open_state, settings, index, resources, watch, reconcile, app
-            )
+            try:
+                state = await anyio.to_thread.run_sync(
+                    _open_state, settings, index, resources, watch, reconcile, app
+                )
+            except BaseException as exc:  # for `vault-rag serve` to explain the failed start
+                app.state.start_error = exc
+                raise
             stack.push_async_callback(anyio.to_thread.run_sync, _close_state, state, index is None)
             from vault_rag.graph.graph import build_graph
             from vault_rag.graph.run import open_checkpointer
@@ -111,6 +115,7 @@ def create_app(
     )
     app.state.token = token
     app.state.server = None
+    app.state.start_error = None  # what stopped the start-up, if anything did
     install_error_handlers(app)
     v1 = APIRouter(prefix="/v1")
     v1.include_router(health.router)

@@ -14,8 +14,10 @@ import typer
 
 from vault_rag import __version__
 from vault_rag.cli.app import DataDirOption, VaultOption, app, err, fail, out
+from vault_rag.disk_faults import EXIT_CODE as DISK_FAULT_EXIT
+from vault_rag.disk_faults import disk_fault
 from vault_rag.server_info import ServerRecord, remove_server_record, write_server_record
-from vault_rag.server_token import load_or_create_token, token_path
+from vault_rag.server_token import DamagedTokenError, load_or_create_token, token_path
 from vault_rag.settings import load_settings
 
 
@@ -71,7 +73,10 @@ def serve(
         Exclusions.load(settings, data)
     except ExcludeError as exc:
         fail(str(exc))
-    token, created = load_or_create_token(data)
+    try:
+        token, created = load_or_create_token(data)
+    except DamagedTokenError as exc:
+        fail(str(exc))
     if created:
         err.print(
             "[bold]Sidecar token[/] (paste it into the plugin's settings; shown once, "
@@ -86,14 +91,16 @@ def serve(
         f"[dim]vault {settings.vault} · index {data} · http://{HOST}:{settings.server_port}[/]",
         highlight=False,
     )
+    sidecar_app = create_app(settings, token=token)
     config = uvicorn.Config(
-        create_app(settings, token=token),
+        sidecar_app,
         host=HOST,
         port=settings.server_port,
         log_level=log_level.lower(),
         timeout_graceful_shutdown=5,
     )
     install_redaction([token])  # after uvicorn.Config: it configures the loggers
+    logging.getLogger("uvicorn.error").addFilter(_QuietDiskFault(sidecar_app))
     record = ServerRecord(
         url=f"http://{HOST}:{settings.server_port}",
         pid=os.getpid(),
@@ -108,7 +115,25 @@ def serve(
     finally:
         remove_server_record(data, pid=record.pid)
     if not server.started:
+        fault = disk_fault(sidecar_app.state.start_error, data)
+        if fault is not None:
+            fail(str(fault), code=DISK_FAULT_EXIT)
         fail("the server did not start (see the messages above)")
+
+
+class _QuietDiskFault(logging.Filter):
+    """uvicorn logs a failed start-up with its traceback; a disk fault is said in one line by
+    `serve` instead (`disk_faults.py`), so its traceback is left out."""
+
+    def __init__(self, sidecar_app: Any) -> None:
+        super().__init__()
+        self.app = sidecar_app
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = self.app.state.start_error
+        if error is None or disk_fault(error) is None:
+            return True
+        return "Traceback" not in record.getMessage() and record.exc_info is None
 
 
 def _recorded_server(config: Any, data: Path, record: ServerRecord) -> Any:
@@ -174,7 +199,11 @@ def token(vault: VaultOption, data_dir: DataDirOption = None) -> None:
     """Print the sidecar's access token (created when there is none yet)."""
     settings = load_settings(vault=vault, data_dir=data_dir)
     data = settings.resolved_data_dir()
-    value, created = load_or_create_token(data)
+    try:
+        value, created = load_or_create_token(data)
+    except DamagedTokenError as exc:
+        fail(str(exc))
+        return
     if created:
         err.print(f"[dim]new token saved in {token_path(data)}[/]", highlight=False)
     out.print(value, highlight=False, soft_wrap=True)
