@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -69,7 +70,8 @@ def test_the_listing_skips_unsafe_names_and_says_why(tmp_path):
     assert len(listing.skipped) == len(UNSAFE)
     for name, why in UNSAFE.items():
         shown = name.decode("utf-8", "replace")
-        assert why in listing.skipped[shown], listing.skipped
+        assert listing.skipped[shown].code == "unsafe_name"
+        assert why in listing.skipped[shown].why, listing.skipped
 
 
 def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -128,7 +130,7 @@ def test_a_running_server_goes_on_around_odd_names(live):
         assert live.state.writer.status.last_error is None
         assert set(manifest.notes()) == {*SAFE, "Plain.md"}
         assert search_paths(client, "otters") >= set(SAFE)
-        assert len(manifest.skipped_names()) == len(UNSAFE)
+        assert len(manifest.skipped_files()) == len(UNSAFE)
 
         # A post, an exclusion push and a rename all work (each was a 500 before).
         plain = vault / "Plain.md"
@@ -150,7 +152,60 @@ def test_a_running_server_goes_on_around_odd_names(live):
         write(vault / "New.md", "# New\n\nA new note about ibises.\n")
         wait_until(lambda: manifest.note("New.md"), 10)
         wait_idle(live)
-        assert "x\\y.md" in manifest.skipped_names()
+        assert "x\\y.md" in manifest.skipped_files()
         assert search_paths(client, "ibises") == {"New.md"}
         assert search_paths(client, "egrets") == {"Plain.md"}
         assert live.state.writer.status.last_error is None
+
+
+# -- defect 7: a FIFO (or socket, or device) named `.md` -------------------------------------------
+def make_special_files(vault: Path) -> list[str]:
+    """A FIFO and a Unix socket named like notes (a device needs root: /dev/null's kind is
+    the same `not a regular file` case)."""
+    os.mkfifo(vault / "pipe.md")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(vault / "sock.md"))
+    sock.close()
+    return ["pipe.md", "sock.md"]
+
+
+def test_special_files_are_skipped_by_vault_rag_index(tmp_path):
+    vault = make_vault(tmp_path)
+    special = make_special_files(vault)
+    data = tmp_path / "data"
+    (tmp_path / "none.toml").write_text("")
+    env = {"VAULT_RAG_EMBEDDINGS": "hash", "VAULT_RAG_CONFIG": str(tmp_path / "none.toml")}
+    where = ["--vault", str(vault), "--data-dir", str(data)]
+    done = run_cli("index", *where, env=env)  # (hung forever on the FIFO before)
+    assert done.returncode == 0, done.stderr
+    info = json.loads(run_cli("status", *where, "--json", env=env).stdout)
+    assert info["notes"] == len(SAFE) + 1
+    assert {w["note"] for w in info["warnings"] if w["code"] == "not_regular"} == set(special)
+
+
+def test_a_post_or_watcher_event_for_a_fifo_never_wedges_the_writer(live):
+    vault = live.state.index.vault_root
+    manifest = live.state.index.manifest
+    with live.client() as client:
+        special = make_special_files(vault)
+        write(vault / "After.md", "# After\n\nWritten after the FIFO: about storks.\n")
+        wait_until(lambda: manifest.note("After.md"), 20)
+        for path in special:  # refused like any path without a note file; nothing read
+            note = {"path": path, "content": "# x\n", "mtime": time.time() * 1000}
+            refused = client.put("/v1/notes", json={"notes": [note]})
+            assert refused.status_code == 404 and refused.json()["code"] == "no_file"
+        plain = {"path": "Plain.md", "content": "# Plain\n\nkites\n", "mtime": time.time() * 1000}
+        assert client.put("/v1/notes", json={"notes": [plain]}).status_code == 200
+        wait_idle(live)
+        assert set(special) <= set(manifest.skipped_files())
+        assert search_paths(client, "storks") == {"After.md"}
+
+
+def test_read_note_file_never_opens_a_fifo(tmp_path):
+    from vault_rag.index.note_file import NotRegularFileError, read_note_file
+
+    os.mkfifo(tmp_path / "pipe.md")
+    with pytest.raises(NotRegularFileError):
+        read_note_file(tmp_path, "pipe.md")
+    with pytest.raises(NotRegularFileError):
+        read_note_file(tmp_path, "pipe.md", walked=True)

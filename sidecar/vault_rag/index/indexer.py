@@ -27,7 +27,7 @@ from vault_rag.index.vault_index import VaultIndex
 from vault_rag.pipeline import chunk_options as default_chunk_options
 from vault_rag.pipeline import chunk_vault_note, pipeline_signature
 from vault_rag.vault.links import NoteIndex, parse_link
-from vault_rag.vault.listing import VaultListing
+from vault_rag.vault.listing import Skip, VaultListing
 from vault_rag.vault.paths import UnsafePathError
 from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored
 from vault_rag.vault.types import ResolvedNote
@@ -236,7 +236,7 @@ class Indexer:
         if paths is None:
             listing = VaultListing(root, self.ignores)
             paths = listing.paths()
-            self.note_skipped_names(listing.skipped)
+            self.note_skipped(listing.skipped)
         seen = paths
         result = ScanResult(seen=seen)
         for rel in result.seen:
@@ -255,17 +255,18 @@ class Indexer:
         self._explain_deleted(result, known)
         return result
 
-    def note_skipped_names(self, skipped: dict[str, str]) -> None:
-        """Record the files a listing skipped for their name, when they differ from those
-        recorded (a warning in the log for each new one; every other note is indexed)."""
+    def note_skipped(self, skipped: dict[str, Skip]) -> None:
+        """Record the files a listing left out, when they differ from those recorded (a
+        warning in the log for each new one; every other note is indexed)."""
         manifest = self.index.manifest
-        recorded = manifest.skipped_names()
-        if skipped == recorded:
+        wanted = {path: (skip.code, skip.why) for path, skip in skipped.items()}
+        recorded = manifest.skipped_files()
+        if wanted == recorded:
             return
-        for path, why in skipped.items():
+        for path, (code, why) in wanted.items():
             if path not in recorded:
-                log.warning("skipped %r: %s; rename it to index it", path, why)
-        manifest.replace_skipped_names(skipped)
+                log.warning("skipped %r (%s): %s", path, code, why)
+        manifest.replace_skipped_files(wanted)
 
     def _explain_deleted(self, result: ScanResult, known: dict[str, NoteRecord]) -> None:
         root = self.index.vault_root

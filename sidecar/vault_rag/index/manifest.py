@@ -24,7 +24,8 @@ from vault_rag.chunking.types import Chunk
 SCHEMA_VERSION = "1"
 # Transactions remembered with the notes they touched (`notes_touched`); older ones are
 # forgotten, and a cache that far behind rebuilds.
-UNSAFE = "unsafe_name"  # the warning code of a file skipped for its name (vault/listing.py)
+# Warning codes of files the vault listing leaves out (vault/listing.py)
+SKIP_CODES = ("unsafe_name", "not_regular")
 JOURNAL_SIZE = 4096
 # `vector_arrays` for more hashes than this reads the whole vectors table in one pass.
 _WHOLE_TABLE = 2000
@@ -350,19 +351,23 @@ class Manifest:
             "warnings": warnings,
         }
 
-    def skipped_names(self) -> dict[str, str]:
-        """Files the vault listing skipped for their name (`unsafe_name`): path → why."""
-        rows = self.db.execute("SELECT note_path, message FROM warnings WHERE code=?", (UNSAFE,))
-        return dict(rows.fetchall())
+    def skipped_files(self) -> dict[str, tuple[str, str]]:
+        """Files the vault listing left out (`vault/listing.py`): path → (code, why)."""
+        marks = ",".join("?" * len(SKIP_CODES))
+        rows = self.db.execute(
+            f"SELECT note_path, code, message FROM warnings WHERE code IN ({marks})", SKIP_CODES
+        )
+        return {path: (code, why) for path, code, why in rows}
 
-    def replace_skipped_names(self, skipped: dict[str, str]) -> None:
-        """Record the listing's skipped names as `unsafe_name` warnings (no note, no chunks):
-        they show in `vault-rag status` until the file is renamed or removed."""
+    def replace_skipped_files(self, skipped: dict[str, tuple[str, str]]) -> None:
+        """Record the files the listing left out as warnings with no note and no chunks: they
+        show in `vault-rag status` until the file is renamed or removed."""
+        marks = ",".join("?" * len(SKIP_CODES))
         with self.transaction(touched=[]) as db:
-            db.execute("DELETE FROM warnings WHERE code=?", (UNSAFE,))
+            db.execute(f"DELETE FROM warnings WHERE code IN ({marks})", SKIP_CODES)
             db.executemany(
                 "INSERT INTO warnings(note_path, code, message, target, line) VALUES (?,?,?,?,?)",
-                [(path, UNSAFE, why, None, None) for path, why in skipped.items()],
+                [(path, code, why, None, None) for path, (code, why) in skipped.items()],
             )
 
     def warnings(self, note_path: str | None = None) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,10 @@ from vault_rag.vault.paths import resolve_inside
 
 class FileInFlux(OSError):
     """The file changed while it was read (still being written): look again later."""
+
+
+class NotRegularFileError(FileNotFoundError):
+    """A FIFO, socket, device or folder named like a note: no note file is there."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +36,8 @@ def read_note_file(
 ) -> NoteFile:
     """Stat the file; when the stat differs from `known` (or there is none), read and hash it.
     A file whose size or mtime moves while it is read raises `FileInFlux`; a missing file
-    `FileNotFoundError`; a path outside the vault `UnsafePathError`.
+    `FileNotFoundError` (`NotRegularFileError` for a FIFO, socket, device or folder, which is
+    never opened); a path outside the vault `UnsafePathError`.
 
     `walked`: `rel` is a path the vault listing found under the (resolved) `root`, so it is
     inside the vault and no symlink; the path checks, ~0.1 ms a note (a scan of 10,000 notes
@@ -46,6 +52,8 @@ def read_note_file(
     if not walked:
         absolute = resolve_inside(root, rel)
         before = absolute.stat()
+    if not stat.S_ISREG(before.st_mode):  # a FIFO would block the read (and the writer)
+        raise NotRegularFileError(rel)
     if known and known.mtime_ns == before.st_mtime_ns and known.size == before.st_size:
         return NoteFile(known, True, None)
     if absolute is None:  # it is read: through the path checks after all

@@ -301,7 +301,7 @@ class IndexWriter:
         version = listing.version
         paths = listing.paths()
         if listing.version != version:  # (the skipped names are listed with the paths)
-            self.indexer.note_skipped_names(listing.skipped)
+            self.indexer.note_skipped(listing.skipped)
         return paths
 
     def note_index(self, paths: list[str] | None = None) -> NoteIndex:

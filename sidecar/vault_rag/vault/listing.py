@@ -12,8 +12,10 @@ The rules are the full walk's (`reader.iter_note_paths` is a one-off listing): `
 NFC vault-relative paths, sorted; hidden folders, ignored folders and files, and symlinks
 (files, and folders, which are never walked into) left out; unreadable folders skipped.
 
-A name that has no safe vault-relative form (`unsafe_name`) is skipped and reported in
-`skipped`, never raised: one such file must not stop the indexing of every other note. A
+Two kinds of `.md` entry are skipped and reported in `skipped`, never raised: one such file
+must not stop the indexing of every other note. A FIFO, socket or device named `.md`
+(`not_regular`) would block or never end a read. A name that has no safe vault-relative form
+(`unsafe_name`): a
 backslash (`a\\b.md`, `..\\x.md`) is a folder separator to Obsidian, Windows and the path rules
 of `vault.paths`; a top-level name whose second character is a colon (`Q: quokkas.md`) reads as
 a Windows drive; a name that is not valid UTF-8 cannot be stored or sent as text. Each is
@@ -38,13 +40,26 @@ from vault_rag.vault.reader import DEFAULT_IGNORES, ROOTED, is_ignored, rooted_p
 RACY_NS = 2_000_000_000
 
 
+UNSAFE_NAME = "unsafe_name"
+NOT_REGULAR = "not_regular"
+NOT_REGULAR_WHY = "not a regular file (a FIFO, socket or device): reading it could block"
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Why an entry of the vault was left out: a warning code and a sentence."""
+
+    code: str
+    why: str
+
+
 @dataclass(frozen=True)
 class _Folder:
     mtime_ns: int
     trusted: bool
     notes: tuple[str, ...]  # NFC vault-relative paths of the notes directly in it
     subfolders: tuple[str, ...]  # on-disk relative paths of the folders walked into
-    skipped: tuple[tuple[str, str], ...] = ()  # (printable path, why) of unsafe names in it
+    skipped: tuple[tuple[str, Skip], ...] = ()  # (printable path, why) of entries left out
 
 
 class VaultListing:
@@ -57,9 +72,9 @@ class VaultListing:
         self._nfc: dict[str, str] = {"": ""}  # on-disk folder → its canonical (NFC) path
         self._paths: list[str] = []
         self.version = 0  # bumped whenever the listed paths change
-        # Entries skipped for their name (`unsafe_name`): printable path → why. As of the
-        # last `paths()` call.
-        self.skipped: dict[str, str] = {}
+        # `.md` entries left out for their name or kind: printable path → why. As of the last
+        # `paths()` call.
+        self.skipped: dict[str, Skip] = {}
 
     def paths(self) -> list[str]:
         """Every note path now, sorted (a new list each call)."""
@@ -102,7 +117,7 @@ class VaultListing:
             self._nfc[rel] = self._canonical(parent, name)
         notes: list[str] = []
         subfolders: list[str] = []
-        skipped: list[tuple[str, str]] = []
+        skipped: list[tuple[str, Skip]] = []
         for entry in entries:
             name = entry.name
             try:
@@ -116,13 +131,24 @@ class VaultListing:
                     continue
                 why = unsafe_name(rel, name)
                 if why:
-                    skipped.append((printable(on_disk), why))
+                    skipped.append(
+                        (printable(on_disk), Skip(UNSAFE_NAME, f"{why}; rename it to index it"))
+                    )
                 elif not is_ignored(self._canonical(rel, name) + "/x", self.ignores):
                     subfolders.append(on_disk)
             elif name.lower().endswith(".md") and not is_link:
                 why = unsafe_name(rel, name)
                 if why:
-                    skipped.append((printable(on_disk), why))
+                    skipped.append(
+                        (printable(on_disk), Skip(UNSAFE_NAME, f"{why}; rename it to index it"))
+                    )
+                    continue
+                try:
+                    regular = entry.is_file()  # False for a FIFO, socket or device
+                except OSError:
+                    continue
+                if not regular:
+                    skipped.append((printable(on_disk), Skip(NOT_REGULAR, NOT_REGULAR_WHY)))
                     continue
                 path = self._canonical(rel, name)
                 if not self._file_ignored(path):
