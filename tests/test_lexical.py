@@ -393,7 +393,7 @@ def test_persist_prunes_the_log_and_older_readers_reload(tmp_path: Path) -> None
         other.upsert([("x#1", "牛肉 炖 很久", {"note_path": "x.md"})])
         assert other.persist() is True
         assert other.persist() is False  # already on disk
-        assert other._conn().execute("SELECT COUNT(*) FROM gone").fetchone()[0] == 0
+        assert other._query("SELECT COUNT(*) FROM gone")[0][0] == 0
     assert [h[0] for h in old.search("牛肉面")] == ["x#1"]
     assert len(list((tmp_path / SNAPSHOT_DIR).iterdir())) == 1
     old.close()

@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 
 DB_FILE = "lexical.sqlite3"
 SNAPSHOT_DIR = "lexical.bm25"  # saved states (`lexical_snapshot.py`)
+# Pooled SQLite connections kept open between uses (see `LexicalIndex._connection`)
+MAX_IDLE_CONNECTIONS = 4
 SEP = "\n"  # joins a chunk's tags in one column (a tag has no line break)
 # A catch-up of more rows than this share of the index builds afresh instead (vectorised).
 _REBUILD_SHARE = 0.5
@@ -119,8 +121,8 @@ class LexicalIndex:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.db_path = self.data_dir / DB_FILE
         self.snapshot_root = self.data_dir / SNAPSHOT_DIR
-        self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
+        self._idle: list[sqlite3.Connection] = []  # the pool (see `_connection`)
+        self._closed = False
         self._conns_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._build_lock = threading.Lock()
@@ -131,40 +133,61 @@ class LexicalIndex:
             self._init_meta(db)
 
     # -- connections ------------------------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
-        # One connection per thread: a sqlite3 connection must not interleave transactions
-        # from several threads. check_same_thread=False only so close() can close them all.
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.db_path, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout=10000")  # another process may be writing
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(SCHEMA)
-            self._local.conn = conn
-            with self._conns_lock:
-                self._conns.append(conn)
+    def _open_connection(self) -> sqlite3.Connection:
+        # check_same_thread=False: a pooled connection serves one thread at a time, but not
+        # always the same one (the server's worker threads come and go).
+        conn = sqlite3.connect(self.db_path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout=10000")  # another process may be writing
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.executescript(SCHEMA)
         return conn
 
     @contextmanager
-    def _transaction(self, write: bool = True) -> Iterator[sqlite3.Connection]:
-        db = self._conn()
-        # IMMEDIATE takes the write lock up front (no upgrade deadlock between processes);
-        # a deferred read transaction sees one consistent WAL snapshot.
-        db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection of the pool for one use: a sqlite3 connection must not interleave
+        transactions from several threads. At most `MAX_IDLE_CONNECTIONS` stay open between
+        uses (each holds three files: the database, its -wal and -shm); more at once are opened
+        for the burst and closed after it. (One per thread, kept for the thread's life, leaked
+        ~40 files a burst of 40 searches: the server's worker threads are new each burst.)"""
+        with self._conns_lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._open_connection()
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            yield conn
+        finally:
+            with self._conns_lock:
+                keep = not self._closed and len(self._idle) < MAX_IDLE_CONNECTIONS
+                if keep:
+                    self._idle.append(conn)
+            if not keep:
+                conn.close()
+
+    @contextmanager
+    def _transaction(self, write: bool = True) -> Iterator[sqlite3.Connection]:
+        with self._connection() as db:
+            # IMMEDIATE takes the write lock up front (no upgrade deadlock between processes);
+            # a deferred read transaction sees one consistent WAL snapshot.
+            db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def _query(self, sql: str) -> list[Any]:
+        with self._connection() as db:
+            return db.execute(sql).fetchall()
 
     def close(self) -> None:
+        """Close the idle connections; one in use is closed when its use ends."""
         with self._conns_lock:
-            for conn in self._conns:
-                conn.close()
-            self._conns.clear()
-        self._local = threading.local()
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
 
     def __enter__(self) -> LexicalIndex:
         return self
@@ -295,10 +318,10 @@ class LexicalIndex:
 
     # -- reads ------------------------------------------------------------------------------
     def ids(self) -> set[str]:
-        return {r[0] for r in self._conn().execute("SELECT id FROM docs")}
+        return {r[0] for r in self._query("SELECT id FROM docs")}
 
     def count(self) -> int:
-        return int(self._conn().execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+        return int(self._query("SELECT COUNT(*) FROM docs")[0][0])
 
     def search(
         self, query: str, k: int = 20, *, folder: str | None = None, tag: str | None = None
@@ -314,7 +337,8 @@ class LexicalIndex:
         terms = list(dict.fromkeys(tokenize(query)))
         if not terms:
             return []
-        known = self._known_ids(self._conn(), terms)
+        with self._connection() as db:
+            known = self._known_ids(db, terms)
         term_ids = [known[t] for t in terms if t in known]  # in query order, as bm25s sums
         if not term_ids:
             return []
@@ -338,7 +362,8 @@ class LexicalIndex:
     def _current(self) -> _State:
         state = self._state
         if state is not None:
-            stamp = self._stamp(self._conn())
+            with self._connection() as db:
+                stamp = self._stamp(db)
             if (stamp.instance, stamp.generation) == (state.instance, state.generation):
                 return state
         with self._build_lock:
@@ -407,7 +432,8 @@ class LexicalIndex:
     def persist(self) -> bool:
         """Save the current state unless the newest snapshot on disk is already it, so the
         next process loads it instead of catching up or building. True when one was written."""
-        stamp = self._stamp(self._conn())
+        with self._connection() as db:
+            stamp = self._stamp(db)
         if self._saved == (stamp.instance, stamp.generation):
             return False
         saved = self._snapshots.generations(stamp.instance)
