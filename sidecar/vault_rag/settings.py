@@ -133,6 +133,11 @@ class Settings(BaseSettings):
     )
     server_max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)  # larger: 413
     server_body_timeout: float = Field(default=10.0, gt=0)  # a whole request body, else 408
+    server_header_timeout: float = Field(default=10.0, gt=0)  # a request's headers, else 408
+    # Searches (`/v1/search`) run at most this many at once, the rest wait in
+    # line: CPU-bound work beyond the cores only slows every search, and asks (which run on
+    # their own threads) would wait behind all of them (50 searches made asks 16x slower).
+    server_search_concurrency: int = Field(default=2, ge=1)
     server_watch: bool = True  # follow changes made outside Obsidian (git, sync, other editors)
     watch_debounce: float = Field(default=0.5, gt=0)  # seconds of quiet that close a batch
     watch_max_delay: float = Field(default=5.0, gt=0)  # a never-quiet vault still flushes
@@ -164,6 +169,10 @@ class Settings(BaseSettings):
         return default_data_dir(self.vault)
 
 
+class SettingsFileError(ValueError):
+    """The settings file named by VAULT_RAG_CONFIG is missing, unreadable or not valid TOML."""
+
+
 class TomlFileSource(PydanticBaseSettingsSource):
     """Reads the settings file (see `config_file_path`); an explicitly named file must exist."""
 
@@ -174,10 +183,15 @@ class TomlFileSource(PydanticBaseSettingsSource):
         file = config_file_path()
         if not file.is_file():
             if os.environ.get("VAULT_RAG_CONFIG"):
-                raise FileNotFoundError(f"VAULT_RAG_CONFIG points at {file}, which does not exist")
+                raise SettingsFileError(f"VAULT_RAG_CONFIG points at {file}, which does not exist")
             return {}
-        with file.open("rb") as handle:
-            return tomllib.load(handle)
+        try:
+            with file.open("rb") as handle:
+                return tomllib.load(handle)
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsFileError(f"the settings file {file} is not valid TOML: {exc}") from exc
+        except OSError as exc:
+            raise SettingsFileError(f"the settings file {file} cannot be read: {exc}") from exc
 
 
 def defaults() -> Settings:
