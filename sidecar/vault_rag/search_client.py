@@ -160,6 +160,7 @@ def print_search_results(
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     out = console or Console()
     table = Table(title=f"{len(results)} results in {elapsed * 1000:.0f} ms")
@@ -175,8 +176,8 @@ def print_search_results(
             str(i),
             f"{r['score']:.4f}",
             *extra,
-            note,
-            r["heading_path"],
+            Text(note),  # paths and headings are text, never Rich markup (`[Secret]/…`)
+            Text(r["heading_path"]),
             f"{r['line_start']}-{r['line_end']}",
         )
     out.print(table)

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
@@ -155,7 +156,7 @@ def _update_index(settings: Settings, vault_index: VaultIndex) -> IndexSummary:
     """Index what changed (the normal incremental indexer), quietly; a summary on stderr."""
     vault_index.check_model()
     summary = make_indexer(settings, vault_index).run()
-    err.print(f"index: {vault_index.data_dir}: {summary.line()}", highlight=False)
+    err.print(f"index: {vault_index.data_dir}: {summary.line()}", highlight=False, markup=False)
     if summary.chunks_pending:
         err.print(f"[yellow]warning[/] {summary.chunks_pending} chunks have no vector yet")
     return summary
@@ -194,7 +195,9 @@ def _print(report: dict[str, Any]) -> None:
         if name.startswith("naive"):
             continue  # the naive lists' misses are in --json
         misses = data["misses"]
-        console.print(f"\n[bold]{name}[/]: {len(misses)} questions without the gold note at rank 1")
+        console.print(
+            f"\n[bold]{escape(name)}[/]: {len(misses)} questions without the gold note at rank 1"
+        )
         for miss in misses:
             rank = miss["gold_rank"] or f">{k}"
             top = miss["first"]
@@ -203,4 +206,5 @@ def _print(report: dict[str, Any]) -> None:
                 f"  {miss['id']} [{miss['kind']}] gold rank {rank}: {miss['question']}\n"
                 f"      gold {', '.join(miss['gold'])}\n      first {first}",
                 highlight=False,
+                markup=False,
             )

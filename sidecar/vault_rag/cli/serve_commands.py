@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from vault_rag import __version__
 from vault_rag.cli.app import DataDirOption, VaultOption, app, err, fail, out
@@ -48,6 +49,7 @@ def serve(
     import uvicorn
 
     from vault_rag.api import HOST, create_app
+    from vault_rag.api.header_timeout import header_timeout_protocol
     from vault_rag.api.log_redact import install_redaction
     from vault_rag.doctor import DamagedDataError, recover
     from vault_rag.embeddings.base import EmbeddingError
@@ -66,7 +68,7 @@ def serve(
     sock = bind_port(HOST, settings.server_port)
     try:  # damaged files: set aside (the index is rebuilt from the vault by the start-up scan)
         for action in recover(data):
-            err.print(f"[yellow]repaired:[/] {action}", highlight=False)
+            err.print(f"[yellow]repaired:[/] {escape(str(action))}", highlight=False)
     except DamagedDataError as exc:
         fail(str(exc))
     try:  # the excluded folders must be known before the vault is read
@@ -80,7 +82,7 @@ def serve(
     if created:
         err.print(
             "[bold]Sidecar token[/] (paste it into the plugin's settings; shown once, "
-            f"`vault-rag token --vault {vault}` shows it again):",
+            f"`vault-rag token --vault {escape(str(vault))}` shows it again):",
             highlight=False,
         )
         out.print(token, highlight=False, soft_wrap=True)
@@ -88,7 +90,8 @@ def serve(
         print_handshake(f"http://{HOST}:{settings.server_port}", token)
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     err.print(
-        f"[dim]vault {settings.vault} · index {data} · http://{HOST}:{settings.server_port}[/]",
+        f"[dim]{escape(f'vault {settings.vault} · index {data}')}"
+        f" · http://{HOST}:{settings.server_port}[/]",
         highlight=False,
     )
     sidecar_app = create_app(settings, token=token)
@@ -98,6 +101,7 @@ def serve(
         port=settings.server_port,
         log_level=log_level.lower(),
         timeout_graceful_shutdown=5,
+        http=header_timeout_protocol(settings.server_header_timeout),
     )
     install_redaction([token])  # after uvicorn.Config: it configures the loggers
     logging.getLogger("uvicorn.error").addFilter(_QuietDiskFault(sidecar_app))
@@ -205,5 +209,5 @@ def token(vault: VaultOption, data_dir: DataDirOption = None) -> None:
         fail(str(exc))
         return
     if created:
-        err.print(f"[dim]new token saved in {token_path(data)}[/]", highlight=False)
+        err.print(f"[dim]new token saved in {escape(str(token_path(data)))}[/]", highlight=False)
     out.print(value, highlight=False, soft_wrap=True)
