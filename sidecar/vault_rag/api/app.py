@@ -174,6 +174,7 @@ def _open_state(
             prior=prior,
             checkpointer=None,
             graph=None,
+            search_capacity=anyio.CapacityLimiter(settings.server_search_concurrency),
         )
         if settings.server_watch if watch is None else watch:
             state.watcher = _start_watcher(settings, index, sync, exclusions.ignores())

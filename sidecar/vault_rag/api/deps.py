@@ -44,6 +44,8 @@ class ServerState:
     prior: Any  # feedback.prior.FeedbackPrior shared by every search path; None: off
     checkpointer: Any  # an AsyncSqliteSaver on <data dir>/threads.sqlite3
     graph: Any  # the compiled answer graph with that checkpointer (for reading threads)
+    # Searches at once (`server_search_concurrency`); the answer path runs outside it.
+    search_capacity: Any = None  # anyio.CapacityLimiter, made in the server's event loop
     asks: AskCounters = field(default_factory=AskCounters)
     turns: ThreadTurns = field(default_factory=ThreadTurns)  # one turn at a time per thread
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import anyio
 from fastapi import APIRouter
 
 from vault_rag.api.deps import State
@@ -14,8 +15,13 @@ router = APIRouter(tags=["search"])
 
 
 @router.post("/search", response_model=SearchResponse, summary="Hybrid search of the vault")
-def search(body: SearchRequest, state: State) -> SearchResponse:
-    # A plain `def`: FastAPI runs it in a worker thread, the model and stores are synchronous.
+async def search(body: SearchRequest, state: State) -> SearchResponse:
+    # The model and stores are synchronous: a worker thread, within the search capacity (the
+    # searches beyond it wait in line; asks do not wait behind them).
+    return await anyio.to_thread.run_sync(_search, body, state, limiter=state.search_capacity)
+
+
+def _search(body: SearchRequest, state: State) -> SearchResponse:
     options = search_options(
         state.settings,
         prior=state.prior,
