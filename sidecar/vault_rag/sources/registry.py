@@ -9,10 +9,12 @@ from collections.abc import Callable, Iterable
 from vault_rag.settings import Settings
 from vault_rag.sources.base import SourceKind
 from vault_rag.sources.markdown import MarkdownKind
+from vault_rag.sources.pdf import PdfKind
 
 # name → how to build the kind from the settings (its limits). `index_kinds` names them.
 KINDS: dict[str, Callable[[Settings], SourceKind]] = {
     "md": lambda settings: MarkdownKind(),
+    "pdf": PdfKind.from_settings,
 }
 
 
