@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 
 from vault_rag.settings import Settings
 from vault_rag.sources.base import SourceKind
+from vault_rag.sources.canvas import CanvasKind
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.pdf import PdfKind
 
@@ -15,6 +16,7 @@ from vault_rag.sources.pdf import PdfKind
 KINDS: dict[str, Callable[[Settings], SourceKind]] = {
     "md": lambda settings: MarkdownKind(),
     "pdf": PdfKind.from_settings,
+    "canvas": lambda settings: CanvasKind(),
 }
 
 
