@@ -74,6 +74,13 @@ class Settings(BaseSettings):
     # the plugin (`exclusions.py`). Applied together with the list the plugin pushes
     # (`PUT /v1/settings/exclude`, kept in the data dir).
     exclude: list[str] = Field(default_factory=list)
+    # Source kinds (sources/registry.py): which kinds of file are indexed besides Markdown
+    # notes, and the limits past which a PDF is skipped with a warning (`vault-rag status`).
+    index_kinds: list[Literal["md", "pdf", "canvas"]] = Field(
+        default_factory=lambda: ["md", "pdf", "canvas"]
+    )
+    max_pdf_mb: float = Field(default=50.0, gt=0)  # larger PDFs: `too_large`, not read
+    max_pdf_pages: int = Field(default=1000, ge=1)  # longer PDFs: `too_many_pages`, not read
 
     # Retrieval
     top_k: int = 10

@@ -86,6 +86,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/notes/changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Files changed: the sidecar reads them
+         * @description The plugin never posts a PDF's or a canvas's bytes: it names the files that changed
+         *     (created, modified, deleted) and the sidecar reads them from the vault, as a watcher batch
+         *     (`index/sync.py`, `VaultSync.disk`). Works for notes too.
+         */
+        post: operations["files_changed_v1_notes_changed_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/notes/hashes": {
         parameters: {
             query?: never;
@@ -312,6 +334,17 @@ export interface components {
             /** @description Ask about this note (and its selection) */
             note?: components["schemas"]["AskNote"] | null;
         };
+        /** ChangedResult */
+        ChangedResult: {
+            /** Path */
+            path: string;
+            /**
+             * Status
+             * @description indexed: read from the vault and (re-)indexed; deleted: no longer on disk, dropped; unchanged: the index already holds this file; retry: still being written, looked at again shortly; ignored: not a kind the sidecar indexes, or excluded
+             * @enum {string}
+             */
+            status: "indexed" | "deleted" | "unchanged" | "retry" | "ignored";
+        };
         /** ExcludeState */
         ExcludeState: {
             /**
@@ -372,6 +405,20 @@ export interface components {
              * @default true
              */
             recorded?: boolean;
+        };
+        /** FilesChanged */
+        FilesChanged: {
+            /** Paths */
+            paths: string[];
+        };
+        /** FilesChangedResult */
+        FilesChangedResult: {
+            /** Results */
+            results: components["schemas"]["ChangedResult"][];
+            /** Indexed */
+            indexed: number;
+            /** Deleted */
+            deleted: number;
         };
         /** Health */
         Health: {
@@ -733,6 +780,22 @@ export interface components {
              * @default false
              */
             promoted?: boolean;
+            /**
+             * Kind
+             * @description The file's source kind: `md`, `pdf` or `canvas`
+             * @default md
+             */
+            kind?: string;
+            /**
+             * Page
+             * @description PDF: the 1-based page the passage starts on (`anchor` is `page=N`, so `[[note_path#anchor]]` opens the PDF there)
+             */
+            page?: number | null;
+            /**
+             * Page End
+             * @description PDF: the page it ends on (a paragraph running on to the next page)
+             */
+            page_end?: number | null;
         };
         /** SearchRequest */
         SearchRequest: {
@@ -1379,6 +1442,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotesRenamed"];
+                };
+            };
+            /** @description Unsafe note path (absolute, `..`, empty) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    files_changed_v1_notes_changed_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FilesChanged"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FilesChangedResult"];
                 };
             };
             /** @description Unsafe note path (absolute, `..`, empty) */

@@ -37,6 +37,7 @@ from vault_rag.index.vault_index import VaultIndex
 from vault_rag.index.writer import IndexWriter
 from vault_rag.server_token import load_or_create_token
 from vault_rag.settings import Settings
+from vault_rag.sources.registry import source_registry
 from vault_rag.watch.changes import DiskSync
 from vault_rag.watch.watcher import VaultWatcher
 
@@ -214,6 +215,7 @@ def _start_watcher(
         index.vault_root,
         lambda paths, dirs: sync.submit(paths, dirs),
         ignores=ignores,
+        suffixes=source_registry(settings).suffixes,
         debounce=settings.watch_debounce,
         max_delay=settings.watch_max_delay,
     )

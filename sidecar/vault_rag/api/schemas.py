@@ -224,6 +224,25 @@ class NotesRenamed(BaseModel):
     renamed: int
 
 
+class FilesChanged(ApiModel):
+    paths: list[NotePath] = Field(min_length=1, max_length=10_000)
+
+
+class ChangedResult(BaseModel):
+    path: str
+    status: Literal["indexed", "deleted", "unchanged", "retry", "ignored"] = Field(
+        description="indexed: read from the vault and (re-)indexed; deleted: no longer on disk, "
+        "dropped; unchanged: the index already holds this file; retry: still being written, "
+        "looked at again shortly; ignored: not a kind the sidecar indexes, or excluded"
+    )
+
+
+class FilesChangedResult(BaseModel):
+    results: list[ChangedResult]
+    indexed: int
+    deleted: int
+
+
 class NoteHashes(BaseModel):
     algorithm: Literal["sha256"] = "sha256"
     hashes: dict[str, str] = Field(
@@ -265,6 +284,15 @@ class SearchHit(BaseModel):
     base_score: float | None = Field(None, description="The fused score before feedback")
     prior: float = Field(1.0, description="The feedback factor: score = base_score × prior")
     promoted: bool = Field(False, description="The note is an answer saved as a note")
+    kind: str = Field("md", description="The file's source kind: `md`, `pdf` or `canvas`")
+    page: int | None = Field(
+        None,
+        description="PDF: the 1-based page the passage starts on (`anchor` is `page=N`, so "
+        "`[[note_path#anchor]]` opens the PDF there)",
+    )
+    page_end: int | None = Field(
+        None, description="PDF: the page it ends on (a paragraph running on to the next page)"
+    )
 
 
 class SearchResponse(BaseModel):

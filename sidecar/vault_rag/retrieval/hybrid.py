@@ -68,6 +68,11 @@ class SearchResult:
     context: str = ""
     context_line_start: int = 0
     context_line_end: int = 0
+    # The source kind (`sources/`): "md", "pdf" or "canvas"; a PDF unit's pages (`anchor` is
+    # then `page=N`, so `[[note_path#anchor]]` opens the PDF at that page).
+    kind: str = "md"
+    page: int | None = None
+    page_end: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -308,6 +313,9 @@ def _result(
         line_end=chunk.line_end,
         dense_score=dense.get(chunk.id),
         lexical_score=lexical.get(chunk.id),
+        kind=str(chunk.extra.get("kind", "md")),
+        page=chunk.extra.get("page"),
+        page_end=chunk.extra.get("page_end"),
         **_context(chunk),
     )
 
