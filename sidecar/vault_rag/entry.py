@@ -1,4 +1,5 @@
-"""The `vault-rag` entry point. `vault-rag search` first asks a sidecar running on the vault
+"""The `vault-rag` entry point. `vault-rag mcp` starts the MCP server with only the imports it
+needs (`mcp_server/stdio.py`). `vault-rag search` first asks a sidecar running on the vault
 (`search_client.py`) with light imports only, then searches in this process with the imports
 one search needs (`local_search.py`); everything else, and a search whose options only Typer
 can judge, goes to the Typer CLI (`vault_rag.cli`), whose import loads every stage."""
@@ -69,6 +70,29 @@ def parse_search(argv: list[str]) -> object | None:
     )
 
 
+def parse_mcp(argv: list[str]) -> tuple[Path, Path | None] | None:
+    """(vault, data dir) for the words after `mcp` when they are only `--vault` / `--data-dir`
+    (or the vault from VAULT_RAG_VAULT); None leaves them to Typer (--help, errors)."""
+    values: dict[str, str] = {}
+    words = iter(argv)
+    for word in words:
+        name, eq, inline = word.partition("=")
+        if name not in ("--vault", "--data-dir") or name in values:
+            return None
+        value = inline if eq else next(words, None)
+        if value is None:
+            return None
+        values[name] = value
+    vault_text = values.get("--vault", os.environ.get("VAULT_RAG_VAULT"))
+    if not vault_text:
+        return None
+    vault = Path(vault_text).expanduser().resolve()
+    if not vault.is_dir():
+        return None
+    data_dir = values.get("--data-dir")
+    return vault, Path(data_dir).expanduser().resolve() if data_dir else None
+
+
 def main() -> None:
     try:
         run(sys.argv[1:])
@@ -127,6 +151,13 @@ def run(argv: list[str]) -> None:
 
                 code = search_in_process(args)  # type: ignore[arg-type]
             raise SystemExit(code)
+    if argv[:1] == ["mcp"]:
+        parsed = parse_mcp(argv[1:])
+        if parsed is not None:  # the MCP server without the Typer CLI's imports
+            from vault_rag.mcp_server.stdio import run_stdio
+
+            run_stdio(*parsed)
+            return
     from vault_rag.cli import app
 
     app()

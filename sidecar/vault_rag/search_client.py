@@ -74,25 +74,20 @@ def _note(message: str) -> None:
     sys.stderr.flush()
 
 
-def search_running_server(args: SearchArgs) -> int | None:
-    """Search through the sidecar running on this vault's data dir and print the results as
-    the in-process search does; return 0. None: no usable sidecar (nothing printed on stdout;
-    a note on stderr when one answered but refused)."""
-    if args.in_process or args.per_note is not None or args.explain:
-        return None
-    if args.k is not None and args.k > API_MAX_K:
-        return None  # the API has no per-note cap, no prior switch to explain, k <= 100
-    data = quick_data_dir(args.vault, args.data_dir)
+def running_sidecar(vault: Path, data_dir: Path | None) -> tuple[str, str, Path] | None:
+    """(url, token, data dir) of the sidecar serving `vault` (resolved) on this machine, when
+    its record is current and it answers `/v1/health`; None otherwise (`vault-rag search`
+    and `vault-rag mcp` then work in their own process)."""
+    data = quick_data_dir(vault, data_dir)
     if data is None:
         return None
     record = read_server_record(data)
-    if record is None or record.vault != str(args.vault) or not process_alive(record.pid):
+    if record is None or record.vault != str(vault) or not process_alive(record.pid):
         return None
     if not record.url.startswith("http://127.0.0.1:"):
         return None  # the sidecar serves this machine only; never send the token elsewhere
-    opener = _opener()
     try:  # a stale record whose port another program took, or a server not up yet
-        with opener.open(f"{record.url}/v1/health", timeout=HEALTH_TIMEOUT) as response:
+        with _opener().open(f"{record.url}/v1/health", timeout=HEALTH_TIMEOUT) as response:
             health = json.loads(response.read())
         if not isinstance(health, dict) or health.get("status") != "ok":
             return None
@@ -102,12 +97,28 @@ def search_running_server(args: SearchArgs) -> int | None:
         token = token_path(data).read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
+    return record.url, token, data
+
+
+def search_running_server(args: SearchArgs) -> int | None:
+    """Search through the sidecar running on this vault's data dir and print the results as
+    the in-process search does; return 0. None: no usable sidecar (nothing printed on stdout;
+    a note on stderr when one answered but refused)."""
+    if args.in_process or args.per_note is not None or args.explain:
+        return None
+    if args.k is not None and args.k > API_MAX_K:
+        return None  # the API has no per-note cap, no prior switch to explain, k <= 100
+    found = running_sidecar(args.vault, args.data_dir)
+    if found is None:
+        return None
+    url, token, data = found
+    opener = _opener()
     import urllib.error
     import urllib.request
 
     body = {"query": args.query, "k": args.k, "folder": args.folder, "tag": args.tag}
     request = urllib.request.Request(
-        f"{record.url}/v1/search",
+        f"{url}/v1/search",
         data=json.dumps({key: v for key, v in body.items() if v is not None}).encode(),
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
         method="POST",
@@ -118,20 +129,20 @@ def search_running_server(args: SearchArgs) -> int | None:
     except urllib.error.HTTPError as exc:
         if exc.code == 401:
             _note(
-                f"the sidecar at {record.url} refused the token in {token_path(data)} "
+                f"the sidecar at {url} refused the token in {token_path(data)} "
                 "(401: it was started with another token)"
             )
         else:
-            _note(f"the sidecar at {record.url} answered HTTP {exc.code}")
+            _note(f"the sidecar at {url} answered HTTP {exc.code}")
         return None
     except (OSError, ValueError) as exc:  # timeouts and resets are OSErrors
-        _note(f"the sidecar at {record.url} did not answer the search ({exc})")
+        _note(f"the sidecar at {url} did not answer the search ({exc})")
         return None
     try:
         results = [_ordered(hit) for hit in payload["results"]]
         took_ms = float(payload.get("took_ms", 0.0))
     except (KeyError, TypeError, ValueError, AttributeError):
-        _note(f"the sidecar at {record.url} sent a search answer this version cannot read")
+        _note(f"the sidecar at {url} sent a search answer this version cannot read")
         return None
     print_search_results(args.query, results, took_ms / 1000, as_json=args.as_json)
     return 0

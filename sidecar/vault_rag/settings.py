@@ -153,6 +153,11 @@ class Settings(BaseSettings):
     # `GET /v1/related`: notes near a note, from its stored vectors (retrieval/related.py)
     related_k: int = Field(default=10, ge=1, le=100)  # related notes returned by default
     related_max_query_chunks: int = Field(default=24, ge=1)  # a long note: evenly spaced chunks
+    # `vault-rag mcp` and `/mcp` (mcp_server/): what other agents may take in one call
+    mcp_max_k: int = Field(default=50, ge=1, le=100)  # search_notes / related_notes `k`
+    mcp_max_passage_chars: int = Field(default=2000, ge=100)  # each search passage, then cut
+    mcp_max_note_chars: int = Field(default=20_000, ge=1000)  # read_note / a note resource
+    mcp_page_size: int = Field(default=100, ge=1, le=1000)  # list_notes / resources/list page
     # --- end of server settings ----------------------------------------------------------------
 
     @classmethod

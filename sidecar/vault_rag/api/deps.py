@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -15,6 +17,8 @@ from vault_rag.graph.turns import ThreadTurns
 from vault_rag.index.sync import VaultSync
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.index.writer import IndexWriter
+from vault_rag.services.errors import ServiceError
+from vault_rag.services.parts import served_path
 from vault_rag.settings import Settings
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
 from vault_rag.watch.changes import DiskSync
@@ -92,10 +96,17 @@ def note_path(raw: str) -> str:
 def served_note_path(raw: str, state: ServerState) -> str:
     """`note_path`, and 403 `excluded` for a path an excluded folder covers: such a note is
     never read, searched around or stored, and the same answer comes whether it exists or not."""
-    path = note_path(raw)
-    if state.exclusions.covers(path):
-        raise ApiError(403, "excluded", "the note is in an excluded folder", {"path": path})
-    return path
+    with translated():
+        return served_path(raw, state)
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """A service's `ServiceError` as the API's error (same status, code, message, detail)."""
+    try:
+        yield
+    except ServiceError as exc:
+        raise ApiError(exc.status, exc.code, exc.message, exc.detail) from exc
 
 
 State = Annotated[ServerState, Depends(get_state)]

@@ -9,6 +9,7 @@ from vault_rag.cli import (  # noqa: F401  (registers commands)
     eval_commands,
     feedback_commands,
     index_commands,
+    mcp_commands,
     notes,
     serve_commands,
     store_commands,

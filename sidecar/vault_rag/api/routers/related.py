@@ -6,11 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from vault_rag.api.deps import State, served_note_path
-from vault_rag.api.errors import ApiError
+from vault_rag.api.deps import State, translated
 from vault_rag.api.schemas import RelatedHit, RelatedResponse
-from vault_rag.index.stores.base import StoreUnavailableError
-from vault_rag.retrieval.related import NoteNotFoundError, related_notes
+from vault_rag.services.related import related as related_service
 
 router = APIRouter(tags=["related"])
 
@@ -28,16 +26,8 @@ def related(
     """The notes whose passages are closest to the note's passages, compared with the vectors
     already stored for it (no embedding). Each comes with its best-matching passage and
     whether the note already links to it."""
-    rel = served_note_path(path, state)
-    settings = state.settings
-    try:
-        result = related_notes(
-            state.index, rel, k or settings.related_k, settings.related_max_query_chunks
-        )
-    except NoteNotFoundError as exc:
-        raise ApiError(404, "not_found", f"no note {rel!r} in the vault", {"path": rel}) from exc
-    except StoreUnavailableError as exc:  # related notes need the vectors: no BM25 fallback
-        raise ApiError(503, "store_unavailable", str(exc)) from exc
+    with translated():  # unsafe_path 400, excluded 403, not_found 404, store_unavailable 503
+        result = related_service(state, path, k)
     return RelatedResponse(
         path=result.path,
         status=result.status,

@@ -1,15 +1,14 @@
-"""`POST /v1/search`: the hybrid retrieval (dense + BM25, fused), as JSON."""
+"""`POST /v1/search`: the hybrid retrieval (dense + BM25, fused), as JSON
+(`services/search.py` decides; this route translates)."""
 
 from __future__ import annotations
-
-import time
 
 import anyio
 from fastapi import APIRouter
 
-from vault_rag.api.deps import State
+from vault_rag.api.deps import State, translated
 from vault_rag.api.schemas import SearchHit, SearchRequest, SearchResponse
-from vault_rag.retrieval.hybrid import hybrid_search, search_options
+from vault_rag.services import search as search_service
 
 router = APIRouter(tags=["search"])
 
@@ -22,16 +21,10 @@ async def search(body: SearchRequest, state: State) -> SearchResponse:
 
 
 def _search(body: SearchRequest, state: State) -> SearchResponse:
-    options = search_options(
-        state.settings,
-        prior=state.prior,
-        k=body.k,
-        folder=body.folder or None,
-        tag=body.tag or None,
-    )
-    started = time.perf_counter()
-    results = hybrid_search(state.index, body.query, options)
-    took = (time.perf_counter() - started) * 1000
+    with translated():
+        outcome = search_service.search(
+            state, body.query, k=body.k, folder=body.folder, tag=body.tag
+        )
     return SearchResponse(
-        results=[SearchHit(**r.to_dict()) for r in results], took_ms=round(took, 1)
+        results=[SearchHit(**r.to_dict()) for r in outcome.results], took_ms=outcome.took_ms
     )

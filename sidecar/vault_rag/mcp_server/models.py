@@ -1,0 +1,167 @@
+"""What the MCP tools return: one Pydantic model per tool (its `outputSchema` and the
+`structuredContent` of each answer), and the readable text sent beside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Passage(BaseModel):
+    note: str = Field(description="The note holding the passage, vault-relative")
+    heading: str = Field(description="Heading path of the passage ('' at the top of the note)")
+    link: str = Field(description="A wikilink to the passage: [[note#heading]]")
+    line_start: int = Field(description="First line of the passage in the note, 1-based")
+    line_end: int
+    score: float = Field(description="Fused rank score; compare only within one answer")
+    text: str = Field(description="The passage (cut at the mcp_max_passage_chars setting)")
+    origin: str = Field(description="The note the text was written in (an embed's source)")
+    embedded_in: list[str] = Field(default_factory=list, description="Other notes showing it")
+
+
+class SearchOutput(BaseModel):
+    query: str
+    results: list[Passage]
+    took_ms: float
+
+
+class Citation(BaseModel):
+    kind: str = Field(description="vault or web")
+    cite: str = Field(description="[[note#heading]] for a vault passage, the URL for a page")
+    note: str | None = None
+    heading: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    url: str | None = None
+    title: str | None = None
+
+
+class AskUsage(BaseModel):
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class AskOutput(BaseModel):
+    answer: str = Field(description="Markdown; [n] marks cite the citations in order")
+    citations: list[Citation]
+    usage: AskUsage
+    mode: str = Field(description="strict (vault only) or hybrid (vault and web)")
+    extractive: bool = Field(description="No language model: the answer quotes passages")
+    notes: list[str] = Field(default_factory=list, description="What the answer could not do")
+
+
+class EmbedProvenance(BaseModel):
+    note: str = Field(description="The note this stretch of text was written in")
+    origin_line: int = Field(description="Its line in that note")
+    host_line: int = Field(description="The line of the ![[embed]] in the note read")
+    chars: int
+
+
+class NoteOutput(BaseModel):
+    path: str
+    title: str
+    text: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    resolved_embeds: bool
+    truncated: bool = Field(description="Cut at the mcp_max_note_chars setting")
+    next_start_line: int | None = Field(None, description="Read on from here when truncated")
+    embeds: list[EmbedProvenance] = Field(default_factory=list)
+    dependencies: list[str] = Field(default_factory=list, description="Notes embedded")
+    tags: list[str] = Field(default_factory=list)
+    indexed: bool
+    uri: str = Field(description="The note as an MCP resource")
+    warnings: list[str] = Field(default_factory=list)
+
+
+class RelatedNoteOut(BaseModel):
+    note: str
+    link: str
+    heading: str
+    line_start: int
+    line_end: int
+    snippet: str
+    score: float = Field(description="Cosine similarity of the closest pair of passages")
+    linked: bool = Field(description="The note already links to it")
+
+
+class RelatedOutput(BaseModel):
+    path: str
+    status: str = Field(description="ok, pending (no vectors yet) or not_indexed")
+    related: list[RelatedNoteOut]
+
+
+class NoteListEntry(BaseModel):
+    path: str
+    title: str
+    modified: str = Field(description="ISO 8601, UTC")
+    size: int
+    uri: str
+
+
+class NoteListOutput(BaseModel):
+    notes: list[NoteListEntry]
+    next_cursor: str | None = Field(None, description="Pass as cursor for the next page")
+    total: int | None = Field(None, description="Notes matching (not counted with a tag)")
+
+
+class StatusOutput(BaseModel):
+    vault: str
+    notes: int
+    chunks: int
+    embedded: int
+    pending: int
+    warnings: int
+    embedding_model: str
+    index_model: str | None
+    vector_store: str
+    vector_store_reachable: bool
+    last_run: str | None
+    excluded_folders: int
+    served_by: str = Field(description="sidecar (a running vault-rag serve) or in-process")
+
+
+def search_text(out: SearchOutput) -> str:
+    if not out.results:
+        return f"No passages found for {out.query!r}."
+    parts = [f"{len(out.results)} passages for {out.query!r}:"]
+    for i, p in enumerate(out.results, 1):
+        parts.append(f"\n[{i}] {p.link} (lines {p.line_start}-{p.line_end}, score {p.score:.3f})")
+        parts.append(p.text)
+    return "\n".join(parts)
+
+
+def ask_text(out: AskOutput) -> str:
+    lines = [out.answer.rstrip(), ""]
+    lines += [f"[{i}] {c.cite}" for i, c in enumerate(out.citations, 1)]
+    lines += [f"note: {n}" for n in out.notes]
+    return "\n".join(lines).strip()
+
+
+def note_text(out: NoteOutput) -> str:
+    head = f"{out.path} (lines {out.start_line}-{out.end_line} of {out.total_lines})"
+    return f"{head}\n\n{out.text}"
+
+
+def related_text(out: RelatedOutput) -> str:
+    if not out.related:
+        return f"No related notes for {out.path} ({out.status})."
+    rows = [
+        f"- {r.link} ({r.score:.3f}{', linked' if r.linked else ''}): {r.snippet}"
+        for r in out.related
+    ]
+    return f"Notes related to {out.path}:\n" + "\n".join(rows)
+
+
+def list_text(out: NoteListOutput) -> str:
+    rows = [f"- {n.path} (modified {n.modified})" for n in out.notes]
+    more = f"\nmore: cursor={out.next_cursor}" if out.next_cursor else ""
+    return f"{len(out.notes)} notes:\n" + "\n".join(rows) + more
+
+
+def status_text(out: StatusOutput) -> str:
+    data: dict[str, Any] = out.model_dump()
+    return "\n".join(f"{k}: {v}" for k, v in data.items())

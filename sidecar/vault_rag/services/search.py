@@ -1,0 +1,55 @@
+"""Hybrid search of the vault (dense + BM25, fused), as `POST /v1/search` and the MCP tool
+`search_notes` serve it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+from vault_rag.retrieval.hybrid import SearchResult, hybrid_search, search_options
+from vault_rag.services.errors import bad_input
+from vault_rag.services.parts import VaultParts, visible
+
+
+@dataclass
+class SearchOutcome:
+    results: list[SearchResult]
+    took_ms: float
+
+
+def search(
+    parts: VaultParts,
+    query: str,
+    *,
+    k: int | None = None,
+    folder: str | None = None,
+    tag: str | None = None,
+    max_k: int | None = None,
+) -> SearchOutcome:
+    """The `k` best passages for `query` (default `top_k`), best first. `max_k`: the largest
+    `k` this caller accepts (`invalid_request` above it). A hit from, or shown through, an
+    excluded folder is never returned (excluded notes are not indexed; this holds even while
+    an exclusion pushed a moment ago is still being applied)."""
+    if max_k is not None and k is not None and k > max_k:
+        raise bad_input(f"k must be at most {max_k}, got {k}", k=k, max_k=max_k)
+    options = search_options(
+        parts.settings, prior=parts.prior, k=k, folder=folder or None, tag=tag or None
+    )
+    started = time.perf_counter()
+    results = hybrid_search(parts.index, query, options)
+    took = (time.perf_counter() - started) * 1000
+    kept = [
+        replace(r, embedded_in=[p for p in r.embedded_in if visible(parts, p)])
+        for r in results
+        if visible(parts, r.note_path, r.origin)
+    ]
+    return SearchOutcome(results=kept, took_ms=round(took, 1))
+
+
+def check_query(query: str, max_chars: int = 2000) -> str:
+    """A query with words in it, at most `max_chars` long (`invalid_request` otherwise)."""
+    if not query.strip():
+        raise bad_input("the query is empty: ask about something")
+    if len(query) > max_chars:
+        raise bad_input(f"the query is longer than {max_chars} characters", length=len(query))
+    return query
