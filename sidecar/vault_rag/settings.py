@@ -98,6 +98,22 @@ class Settings(BaseSettings):
     # notes' × (1 + w/2), bounded (retrieval/focus.py)
     focus_boost: float = Field(default=0.3, ge=0.0, le=0.5)
 
+    # --- Re-ranking (retrieval/rerank/): a second stage over the fused top candidates ----------
+    # none: off; http: a `/v1/rerank` service (llama.cpp --reranking, TEI, vLLM, Jina, Cohere);
+    # llm: listwise by the configured chat model (`llm_model`). A timeout or error keeps the
+    # fused order, and the search, the answer and `/v1/status` say so.
+    rerank: Literal["none", "http", "llm"] = "none"
+    rerank_url: str | None = None  # http: the endpoint, e.g. http://127.0.0.1:8012/v1/rerank
+    rerank_model: str | None = None  # http: the `model` field sent (optional for local servers)
+    rerank_api_key: SecretStr | None = None  # http: sent as `Authorization: Bearer <key>`
+    rerank_candidates: int = Field(default=30, ge=1, le=200)  # top fused candidates re-scored
+    rerank_timeout: float = Field(default=10.0, gt=0)  # seconds per re-ranking request
+    rerank_doc_chars: int = Field(default=1200, ge=100)  # each passage sent, at most
+    # llm: at most this many passages and this many (estimated) prompt tokens per call
+    rerank_llm_candidates: int = Field(default=20, ge=2, le=50)
+    rerank_llm_token_budget: int = Field(default=3000, ge=500)
+    # --- end of re-ranking settings ------------------------------------------------------------
+
     # --- Answering (graph/, `vault-rag ask`): chat model, web search, grading ------------------
     # No `llm_model` means no language model: the graph answers deterministically (extractive).
     llm_base_url: str | None = None  # any OpenAI-compatible server; None = api.openai.com

@@ -722,6 +722,41 @@ export interface components {
             /** Reused */
             reused: number;
         };
+        /** RerankState */
+        RerankState: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "none" | "http" | "llm";
+            /**
+             * Label
+             * @description Model and address of the re-ranker
+             */
+            label?: string | null;
+            /**
+             * Calls
+             * @description Searches that asked the re-ranker (this process)
+             * @default 0
+             */
+            calls?: number;
+            /**
+             * Fallbacks
+             * @description …of which kept the fused order (error, timeout)
+             * @default 0
+             */
+            fallbacks?: number;
+            /**
+             * Last Ok
+             * @description Whether the last search was re-ranked
+             */
+            last_ok?: boolean | null;
+            /**
+             * Last Error
+             * @description Why the last fallback happened
+             */
+            last_error?: string | null;
+        };
         /** SearchHit */
         SearchHit: {
             /** Note Path */
@@ -796,6 +831,16 @@ export interface components {
              * @description PDF: the page it ends on (a paragraph running on to the next page)
              */
             page_end?: number | null;
+            /**
+             * Rerank Score
+             * @description The re-ranker's score, when this passage was re-scored
+             */
+            rerank_score?: number | null;
+            /**
+             * Rerank Fallback
+             * @description Why the re-ranker was not used for this search (fused order kept)
+             */
+            rerank_fallback?: string | null;
         };
         /** SearchRequest */
         SearchRequest: {
@@ -865,6 +910,8 @@ export interface components {
             note?: components["schemas"]["NoteState"] | null;
             /** @description Where the vectors live */
             vector_store?: components["schemas"]["VectorStoreState"] | null;
+            /** @description The re-ranking stage and its health */
+            rerank?: components["schemas"]["RerankState"] | null;
         };
         /** Thread */
         Thread: {

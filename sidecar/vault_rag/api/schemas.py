@@ -98,6 +98,15 @@ class VectorStoreState(BaseModel):
     error: str | None = Field(description="Why it cannot be reached, and what to check")
 
 
+class RerankState(BaseModel):
+    kind: Literal["none", "http", "llm"]
+    label: str | None = Field(None, description="Model and address of the re-ranker")
+    calls: int = Field(0, description="Searches that asked the re-ranker (this process)")
+    fallbacks: int = Field(0, description="…of which kept the fused order (error, timeout)")
+    last_ok: bool | None = Field(None, description="Whether the last search was re-ranked")
+    last_error: str | None = Field(None, description="Why the last fallback happened")
+
+
 class Status(BaseModel):
     vault: str
     data_dir: str
@@ -118,6 +127,7 @@ class Status(BaseModel):
     asks: AskCounts
     note: NoteState | None = Field(None, description="Only when `?path=` is given")
     vector_store: VectorStoreState | None = Field(None, description="Where the vectors live")
+    rerank: RerankState | None = Field(None, description="The re-ranking stage and its health")
 
 
 # -- notes -------------------------------------------------------------------------------------
@@ -292,6 +302,12 @@ class SearchHit(BaseModel):
     )
     page_end: int | None = Field(
         None, description="PDF: the page it ends on (a paragraph running on to the next page)"
+    )
+    rerank_score: float | None = Field(
+        None, description="The re-ranker's score, when this passage was re-scored"
+    )
+    rerank_fallback: str | None = Field(
+        None, description="Why the re-ranker was not used for this search (fused order kept)"
     )
 
 

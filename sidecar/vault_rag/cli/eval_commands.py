@@ -69,6 +69,14 @@ def eval_command(
             "--baseline", help="Also score the naive LangChain pipeline (dense, BM25, hybrid)."
         ),
     ] = None,
+    rerank: Annotated[
+        bool,
+        typer.Option(
+            "--rerank",
+            help="Also score the search with the configured re-ranker (`rerank` setting), "
+            "as `ours+rerank`.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the tables as Markdown (docs/retrieval.md).")
@@ -83,6 +91,8 @@ def eval_command(
         fail(str(exc))
     sides = _sides(side or [Side.fused])
     settings = load_settings(vault=vault, data_dir=data_dir)
+    if rerank and settings.rerank == "none":
+        fail('--rerank needs a re-ranker: set rerank = "http" or "llm" (see the settings)')
     try:
         vault_index = open_index(settings)
     except EmbeddingError as exc:
@@ -96,6 +106,9 @@ def eval_command(
             IndexSystem(vault_index, search_options(settings, k * settings.per_note_cap), s)
             for s in sides
         ]
+        if rerank:
+            options = search_options(settings, k * settings.per_note_cap, rerank=True)
+            systems.append(IndexSystem(vault_index, options, "fused", "ours+rerank"))
         if baseline is Baseline.naive:
             from vault_rag.evaluation.naive import NaivePipeline, NaiveSystem
 
@@ -130,6 +143,7 @@ def eval_command(
         "chunk_max": settings.chunk_max,
         "model": vault_index.provider.model_id,
         "feedback_prior": False,
+        "rerank": settings.rerank if rerank else "none",
     }
     if pipeline is not None:
         report["naive"] = {
