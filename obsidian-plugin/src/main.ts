@@ -11,6 +11,8 @@ import {
   sidecarCommands,
 } from "./commands";
 import { obsidianVault } from "./resolver/obsidian";
+import { keyStore } from "./models/secrets";
+import type { ModelControls } from "./models/settingsSection";
 import { Services } from "./services";
 import { parseSettings, type SettingsHost, type SidecarControls, type VaultRagSettings, VaultRagSettingTab } from "./settings";
 import { nodeLauncher } from "./sidecar/nodeLauncher";
@@ -39,6 +41,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
       persisted,
       save: () => this.saveAll(),
       launcher: nodeLauncher(), // desktop only; null on mobile
+      keys: keyStore(this.app),
       vaultPath: () => (adapter instanceof FileSystemAdapter ? adapter.getBasePath() : null),
       saveToken: async (token) => {
         this.settings.token = token;
@@ -106,6 +109,11 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   /** The sidecar's start, connection test and log, for the settings tab. */
   get sidecar(): SidecarControls | null {
     return this.services?.sidecar ?? null;
+  }
+
+  /** The settings tab's "Models" section: the sidecar's model calls and the key store. */
+  get models(): ModelControls | null {
+    return this.services?.models ?? null;
   }
 
   /** Where the settings tab says the token is kept. */

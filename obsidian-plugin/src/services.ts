@@ -7,6 +7,8 @@
 import { type App, Notice } from "obsidian";
 
 import { connectionStateOf, SidecarClient, SidecarHttpError } from "./client";
+import { ModelPusher } from "./models/push";
+import type { KeyStore } from "./models/secrets";
 import type { ResolveSubpath } from "./resolver";
 import type { SidecarControls, VaultRagSettings } from "./settings";
 import { defaultServeCommand, serveCommandLine } from "./sidecar/command";
@@ -36,6 +38,8 @@ export interface ServicesHooks {
   vaultPath?: () => string | null;
   /** Keep the token the started sidecar handed over (the settings, saved). */
   saveToken?: (token: string) => Promise<void>;
+  /** Where the chat and web search keys are kept (never data.json); absent: this session only. */
+  keys?: KeyStore;
 }
 
 export class Services {
@@ -47,6 +51,8 @@ export class Services {
   /** What the settings tab and the views use to start, test and watch the sidecar. */
   readonly sidecar: SidecarControls;
   readonly viewHost: AskViewHost;
+  /** The chat model chosen in Obsidian, pushed to the sidecar (settings tab's "Models"). */
+  readonly models: ModelPusher;
   private readonly notices: ConnectionNotices;
   private statusEl: HTMLElement | null = null;
   private excludedKey: string;
@@ -76,7 +82,10 @@ export class Services {
       },
       onChange: (state) => {
         this.sidecarListeners.notify();
-        if (state.kind === "running") void this.poller.poll();
+        if (state.kind === "running") {
+          void this.poller.poll();
+          void this.models.reconnected(); // a (re)started sidecar holds no chosen model yet
+        }
       },
     });
     this.sidecar = {
@@ -97,9 +106,17 @@ export class Services {
       },
       onRecovered: () => {
         void this.pushExcluded();
+        void this.models.reconnected();
         this.sync.kick();
       },
     });
+    const memoryKeys = new Map<string, string>();
+    const keys: KeyStore = hooks.keys ?? {
+      where: "memory (this session)",
+      get: (id) => memoryKeys.get(id) ?? "",
+      set: (id, value) => void memoryKeys.set(id, value),
+    };
+    this.models = new ModelPusher(this.client, settings, keys, (error) => this.poller.report(error));
     this.embeds = new ObsidianEmbedIndex(app);
     const excluded = (path: string) => isExcluded(path, settings().excludedFolders);
     this.sync = new SyncEngine(this.client, obsidianNoteSource(app, hooks.resolveSubpath, this.embeds, excluded), {
@@ -153,6 +170,7 @@ export class Services {
     // Zero-setup: start the sidecar (or find it running) and read its token.
     if (this.settings().startSidecar && this.supervisor.canStart) void this.supervisor.ensure();
     this.poller.start();
+    void this.models.push();
     // The sidecar owns the exclusions (its own scan and watcher honour them): tell it first,
     // so the reconcile compares against an index without the excluded notes.
     void this.pushExcluded().finally(() => void this.sync.reconcile());
@@ -188,6 +206,7 @@ export class Services {
 
   private applySettings(): void {
     void this.poller.poll();
+    void this.models.push();
     const key = this.settings().excludedFolders.join("\n");
     if (key !== this.excludedKey) {
       this.excludedKey = key;

@@ -147,8 +147,27 @@ describe("VaultRagPlugin", () => {
     const tab = fake.settingTabs[0] as unknown as shim.PluginSettingTab & { display(): void };
     tab.display();
     const settings = shim.settingsIn(tab.containerEl);
-    expect(settings.map((s) => s.name)).toEqual(["Sidecar URL", "Token", "Answer mode", "Excluded folders", "Answers folder", "Test connection"]);
-    const test = settings[5] as shim.Setting;
+    expect(settings.map((s) => s.name)).toEqual([
+      "Sidecar URL",
+      "Token",
+      "Answer mode",
+      "Excluded folders",
+      "Answers folder",
+      "Models",
+      "In use",
+      "Answers come from",
+      "Model server",
+      "API key",
+      "Chat model",
+      "Test the model",
+      "Web search",
+      "Tavily API key",
+      "Allowed web domains",
+      "Embedding model",
+      "Sidecar",
+      "Test connection",
+    ]);
+    const test = settings.find((s) => s.name === "Test connection") as shim.Setting;
     await test.buttons[0]?.click();
     expect(test.desc).toBe(
       `Nothing answers at http://127.0.0.1:${port}. Start the sidecar (vault-rag serve --vault /path/to/your/vault --port ${port}), ` +
@@ -214,6 +233,10 @@ describe("VaultRagPlugin", () => {
       answersFolder: "Answers",
       startSidecar: false,
       sidecarCommand: "",
+      chatSource: "sidecar",
+      chatBaseUrl: "",
+      chatModel: "",
+      webDomains: [],
     });
     const { plugin: fresh } = await loadPlugin(fakeApp(vault, null).app, { sidecarUrl: "ftp://x", answerMode: "web" });
     plugins.push(fresh);
@@ -248,6 +271,10 @@ describe("VaultRagPlugin", () => {
       answersFolder: "UE",
       startSidecar: false,
       sidecarCommand: "",
+      chatSource: "sidecar",
+      chatBaseUrl: "",
+      chatModel: "",
+      webDomains: [],
       sync: { ops: [], upserts: [], known: {} }, // the sync queue, kept across reloads
     });
     expect(plugin.settings.sidecarUrl).toBe("https://rag.example:8443");

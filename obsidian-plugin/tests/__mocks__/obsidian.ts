@@ -140,6 +140,13 @@ export class Setting {
     return this;
   }
 
+  heading = false;
+
+  setHeading(): this {
+    this.heading = true;
+    return this;
+  }
+
   addText(build: (text: TextComponent) => unknown): this {
     const text = new TextComponent();
     this.texts.push(text);
@@ -227,6 +234,8 @@ export class ButtonComponent {
 
 export class DropdownComponent extends TextComponent {
   readonly options = new Map<string, string>();
+  /** `selectEl.empty()` removes the options, as on the real element. */
+  readonly selectEl: FakeElement = Object.assign(new FakeElement(), { empty: () => this.options.clear() });
 
   addOption(value: string, display: string): this {
     this.options.set(value, display);
