@@ -11,6 +11,7 @@ import {
   sidecarCommands,
 } from "./commands";
 import { obsidianVault } from "./resolver/obsidian";
+import { type DeviceStore, deviceStore, SIDECAR_COMMAND_KEY } from "./deviceSettings";
 import { keyStore } from "./models/secrets";
 import type { ModelControls } from "./models/settingsSection";
 import { Services } from "./services";
@@ -26,14 +27,18 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   override settings: VaultRagSettings = parseSettings(null);
   private readonly tasks = new BackgroundTasks();
   private tokens: TokenStore | null = null;
+  private command: DeviceStore | null = null;
   services: Services | null = null;
 
   override async onload(): Promise<void> {
     const data: unknown = await this.loadData();
     this.tokens = tokenStore(this.app);
+    this.command = deviceStore(this.app, SIDECAR_COMMAND_KEY);
     this.settings = parseSettings(data);
     const plainToken = this.settings.token;
     this.settings.token = this.tokens.load(plainToken);
+    const syncedCommand = this.settings.sidecarCommand;
+    this.settings.sidecarCommand = this.command.load(syncedCommand);
     const persisted = parsePersistedSync(isObject(data) ? data.sync : null);
     const adapter = this.app.vault.adapter;
     const services = new Services(this.app, () => this.settings, {
@@ -49,7 +54,8 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
       },
     });
     this.services = services;
-    if (this.tokens.secret && plainToken !== "") await this.saveAll(); // the token leaves data.json
+    // The token leaves data.json for secret storage, the command for this device's storage.
+    if ((this.tokens.secret && plainToken !== "") || (this.command.local && syncedCommand !== "")) await this.saveAll();
     this.addSettingTab(new VaultRagSettingTab(this.app, this));
     const deps = { vault: obsidianVault(this.app), resolveSubpath };
     this.addCommand(resolveActiveNoteCommand(this.app, deps, this.tasks));
@@ -86,6 +92,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   override async onExternalSettingsChange(): Promise<void> {
     const settings = parseSettings(await this.loadData());
     settings.token = this.tokens?.load(settings.token) ?? settings.token;
+    settings.sidecarCommand = this.command?.load(settings.sidecarCommand) ?? settings.sidecarCommand;
     this.settings = settings;
     this.services?.settingsChanged();
   }
@@ -101,6 +108,10 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     if (this.tokens?.secret) {
       this.tokens.save(settings.token);
       settings.token = "";
+    }
+    if (this.command?.local) {
+      this.command.save(settings.sidecarCommand);
+      settings.sidecarCommand = "";
     }
     const sync = this.services?.sync.persisted;
     await this.saveData(sync === undefined ? settings : { ...settings, sync });

@@ -11,7 +11,7 @@ import { ModelPusher } from "./models/push";
 import type { KeyStore } from "./models/secrets";
 import type { ResolveSubpath } from "./resolver";
 import type { SidecarControls, VaultRagSettings } from "./settings";
-import { defaultServeCommand, serveCommandLine } from "./sidecar/command";
+import { defaultServeCommand, launchCommand, serveCommandLine } from "./sidecar/command";
 import { describeConnection, testConnection } from "./sidecar/connection";
 import { SidecarLogModal } from "./sidecar/logModal";
 import type { Launcher, SidecarSupervisor } from "./sidecar/supervisor";
@@ -64,21 +64,26 @@ export class Services {
   private persistTimer: number | null = null;
   private persistedKey = "";
   private readonly sidecarListeners = new StateListeners();
+  /** Where the sidecar this plugin started listens (its handshake; `--port 0`), over the setting. */
+  private startedUrl: string | null = null;
 
   constructor(
     private readonly app: App,
     private readonly settings: () => VaultRagSettings,
     private readonly hooks: ServicesHooks,
   ) {
-    this.client = new SidecarClient(() => ({ url: settings().sidecarUrl, token: settings().token }));
+    this.client = new SidecarClient(() => ({ url: this.url, token: settings().token }));
     const vaultPath = () => hooks.vaultPath?.() ?? null;
-    const command = () => serveCommandLine(settings().sidecarCommand, vaultPath(), settings().sidecarUrl);
+    const command = () => serveCommandLine(settings().sidecarCommand, vaultPath());
     this.supervisor = supervisorFor(this.client, {
       launcher: hooks.launcher ?? null,
       command,
       cwd: vaultPath,
       saveToken: async (token) => {
         if (token !== settings().token) await hooks.saveToken?.(token);
+      },
+      useUrl: (url) => {
+        this.startedUrl = url;
       },
       onChange: (state) => {
         this.sidecarListeners.notify();
@@ -90,14 +95,14 @@ export class Services {
     });
     this.sidecar = {
       canStart: this.supervisor.canStart,
-      defaultCommand: () => defaultServeCommand(vaultPath(), settings().sidecarUrl),
-      testConnection: async () => describeConnection(await testConnection(this.client), command()),
+      defaultCommand: () => launchCommand(vaultPath()),
+      testConnection: async () => describeConnection(await testConnection(this.client), defaultServeCommand(vaultPath(), settings().sidecarUrl)),
       start: () => this.supervisor.ensure(),
       showLog: () => new SidecarLogModal(this.app, this.supervisor.log, () => this.supervisor.state).open(),
     };
     this.notices = new ConnectionNotices(
       (message) => new Notice(message, 8_000),
-      () => settings().sidecarUrl,
+      () => this.url,
     );
     this.poller = new StatusPoller(this.client, {
       onUpdate: (snapshot) => {
@@ -149,9 +154,15 @@ export class Services {
       client: this.client,
       settings,
       reportError: (error) => this.poller.report(error),
+      url: () => this.url,
       sidecar: launchControls(this.supervisor, this.sidecarListeners, command, () => this.sidecar.showLog()),
     };
     this.excludedKey = settings().excludedFolders.join("\n");
+  }
+
+  /** The sidecar's URL: where the one this plugin started listens, else the setting. */
+  get url(): string {
+    return this.startedUrl ?? this.settings().sidecarUrl;
   }
 
   /** The status bar item: text from the poller; a click polls again (`onClick` registers the
@@ -256,7 +267,7 @@ export class Services {
 
   private renderStatus(): void {
     if (this.statusEl === null) return;
-    const status = describeStatus(this.poller.current, this.settings().sidecarUrl);
+    const status = describeStatus(this.poller.current, this.url);
     let { text, title } = status;
     const tooLarge = this.sync.state.tooLarge;
     if (tooLarge.length > 0) {

@@ -447,6 +447,35 @@ describe("VaultRagPlugin", () => {
     expect(again.plugin.settings.token).toBe("new-tok");
   });
 
+  it("keeps the chat key in secret storage and the sidecar command on this device, never in data.json", async () => {
+    const secrets = new Map<string, string>();
+    const local = new Map<string, unknown>();
+    const { url } = await standIn();
+    const { app } = fakeApp(vault, null);
+    Object.assign(app, {
+      secretStorage: { getSecret: (id: string) => secrets.get(id) ?? null, setSecret: (id: string, s: string) => void secrets.set(id, s) },
+      loadLocalStorage: (key: string) => local.get(key) ?? null,
+      saveLocalStorage: (key: string, value: unknown) => void (value === null ? local.delete(key) : local.set(key, value)),
+    });
+    const { plugin, fake } = await loadPlugin(app, { sidecarUrl: url, sidecarCommand: "/opt/rag/bin/vault-rag serve --vault /v" });
+    plugins.push(plugin);
+    expect(local.get("vault-rag-sidecar-command")).toBe("/opt/rag/bin/vault-rag serve --vault /v");
+    expect((fake.data as { sidecarCommand: string }).sidecarCommand).toBe(""); // moved out of the synced file
+    expect(plugin.settings.sidecarCommand).toBe("/opt/rag/bin/vault-rag serve --vault /v");
+
+    const tab = fake.settingTabs[0] as unknown as shim.PluginSettingTab & { display(): void };
+    tab.display();
+    const key = shim.settingsIn(tab.containerEl).find((s) => s.name === "API key");
+    expect(key?.desc).toContain("secret storage");
+    await key?.texts[0]?.type(" sk-chat-1 ");
+    expect(secrets.get("vault-rag-chat-api-key")).toBe("sk-chat-1");
+    expect(JSON.stringify(fake.data)).not.toContain("sk-chat-1");
+
+    const again = await loadPlugin(app, fake.data);
+    plugins.push(again.plugin);
+    expect(again.plugin.settings.sidecarCommand).toBe("/opt/rag/bin/vault-rag serve --vault /v");
+  });
+
   it("keeps the token in data.json on an app older than secret storage (1.11.4)", async () => {
     const secrets = new Map<string, string>();
     const { app } = fakeApp(vault, null);
