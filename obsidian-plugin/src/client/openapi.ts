@@ -1023,8 +1023,18 @@ export interface components {
             role: "user" | "assistant" | "system" | "tool";
             /** Content */
             content: string;
-            /** Id */
+            /**
+             * Id
+             * @description An answer's id (for feedback and promote)
+             */
             id: string | null;
+            /**
+             * Citations
+             * @description An answer's citations, as its `citations` event gave them ([] otherwise)
+             */
+            citations?: {
+                [key: string]: unknown;
+            }[];
         };
         /** VectorStoreState */
         VectorStoreState: {

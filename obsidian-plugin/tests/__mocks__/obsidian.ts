@@ -623,3 +623,21 @@ export class Modal {
 
   onClose(): void {}
 }
+
+/** Glyphs standing in for the Lucide icons `setIcon` draws in Obsidian (the browser harness
+ * shows them in its screenshots). */
+const ICON_GLYPHS: Record<string, string> = {
+  copy: "⧉",
+  "text-cursor-input": "⤵",
+  "refresh-cw": "↻",
+  pencil: "✎",
+  "thumbs-up": "👍",
+  "thumbs-down": "👎",
+  "file-plus": "＋",
+};
+
+/** Obsidian's `setIcon`: here the icon's name in `data-icon` and a glyph as the text. */
+export function setIcon(el: HTMLElement, name: string): void {
+  el.setAttribute("data-icon", name);
+  el.textContent = ICON_GLYPHS[name] ?? "•";
+}
