@@ -252,12 +252,13 @@ export class AskPane {
     if (threadId === this.threadId && (this.turns.length > 0 || this.resuming !== null)) return;
     this.clearTurns();
     this.threadId = threadId;
-    if (this.deps.loadThread === undefined) return;
+    const load = this.deps.loadThread;
+    if (load === undefined) return;
     const controller = new AbortController();
     this.resuming = controller;
     try {
       const messages = await loadPatiently(threadId, controller.signal, {
-        load: this.deps.loadThread,
+        load: (id, signal) => load(id, signal),
         clock: this.clock,
         onError: (error) => this.deps.onError?.(error),
         note: (text, failed) => this.setResumeNote(text, failed),
