@@ -149,7 +149,7 @@ class Settings(BaseSettings):
 
     # --- Server (`vault-rag serve`, api/, watch/, index/writer.py) -----------------------------
     # The host is always 127.0.0.1: the sidecar is never reachable from another machine.
-    server_port: int = Field(default=8765, ge=1, le=65535)
+    server_port: int = Field(default=8765, ge=0, le=65535)  # 0: a free port (serve --port 0)
     # Browser origins allowed to call the API (Obsidian desktop; mobile shells for later).
     server_cors_origins: list[str] = Field(
         default_factory=lambda: ["app://obsidian.md", "capacitor://localhost", "http://localhost"]

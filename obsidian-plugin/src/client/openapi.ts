@@ -280,6 +280,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The models in use and on offer
+         * @description The chat model in use, what its server lists at `/v1/models` (unless `list=false`), web
+         *     search and the embedding model (read-only here: changing it is a re-index).
+         */
+        get: operations["get_models_v1_models_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settings/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Choose the chat model
+         * @description Lay the choice over the settings file's values (null fields keep them) and use it for
+         *     the next question. Held in memory only.
+         */
+        put: operations["put_models_v1_settings_models_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settings/models/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a chat model
+         * @description List the server's models and ask the model one short question, with the given choice
+         *     laid over the one in use; nothing is changed.
+         */
+        post: operations["try_models_v1_settings_models_test_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -344,6 +407,55 @@ export interface components {
              * @enum {string}
              */
             status: "indexed" | "deleted" | "unchanged" | "retry" | "ignored";
+        };
+        /** ChatModelState */
+        ChatModelState: {
+            /**
+             * Source
+             * @description settings: the sidecar's settings file; plugin: pushed by the plugin
+             * @enum {string}
+             */
+            source: "settings" | "plugin";
+            /**
+             * Base Url
+             * @description The server asked (api.openai.com when none is set)
+             */
+            base_url: string;
+            /**
+             * Model
+             * @description The chat model; null: none (quoted answers)
+             */
+            model: string | null;
+            /** Has Key */
+            has_key: boolean;
+            /**
+             * Models
+             * @description What the server lists at /v1/models ([] on error)
+             */
+            models: string[];
+            /**
+             * Error
+             * @description Why the list could not be read; null: it was
+             */
+            error: string | null;
+        };
+        /** EmbeddingState */
+        EmbeddingState: {
+            /**
+             * Provider
+             * @description local, fastembed, openai or hash
+             */
+            provider: string;
+            /**
+             * Model
+             * @description The index's embedding model id
+             */
+            model: string;
+            /**
+             * Change
+             * @description What changing it costs (a full re-index)
+             */
+            change: string;
         };
         /** ExcludeState */
         ExcludeState: {
@@ -436,6 +548,62 @@ export interface components {
              * @constant
              */
             api?: "v1";
+        };
+        /** ModelTestResult */
+        ModelTestResult: {
+            /** Ok */
+            ok: boolean;
+            /**
+             * Message
+             * @description One line: the answer's time, or why it failed
+             */
+            message: string;
+            /**
+             * Reply
+             * @description What the model answered
+             */
+            reply?: string | null;
+            /**
+             * Models
+             * @description What the server lists
+             */
+            models?: string[] | null;
+            /** Seconds */
+            seconds?: number | null;
+        };
+        /** ModelsState */
+        ModelsState: {
+            chat: components["schemas"]["ChatModelState"];
+            web: components["schemas"]["WebSearchState"];
+            embeddings: components["schemas"]["EmbeddingState"];
+        };
+        /** ModelsUpdate */
+        ModelsUpdate: {
+            /**
+             * Base Url
+             * @description OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 (Ollama); empty: api.openai.com. Absent (null): the settings file's value.
+             */
+            base_url?: string | null;
+            /**
+             * Model
+             * @description Chat model id; empty: no chat model (quoted answers). Null: keep.
+             */
+            model?: string | null;
+            /**
+             * Api Key
+             * @description The server's API key (held in memory only); empty: none. Null: keep.
+             */
+            api_key?: string | null;
+            /**
+             * Tavily Api Key
+             * @description Tavily key for web search (memory only); empty: no web search.
+             */
+            tavily_api_key?: string | null;
+            /**
+             * Web Include Domains
+             * @description Domains web search may use; []: the default list.
+             */
+            web_include_domains?: string[] | null;
         };
         /** NoteHashes */
         NoteHashes: {
@@ -965,8 +1133,18 @@ export interface components {
             role: "user" | "assistant" | "system" | "tool";
             /** Content */
             content: string;
-            /** Id */
+            /**
+             * Id
+             * @description An answer's id (for feedback and promote)
+             */
             id: string | null;
+            /**
+             * Citations
+             * @description An answer's citations, as its `citations` event gave them ([] otherwise)
+             */
+            citations?: {
+                [key: string]: unknown;
+            }[];
         };
         /** VectorStoreState */
         VectorStoreState: {
@@ -995,6 +1173,16 @@ export interface components {
              * @description Why it cannot be reached, and what to check
              */
             error: string | null;
+        };
+        /** WebSearchState */
+        WebSearchState: {
+            /**
+             * Enabled
+             * @description A Tavily key is set
+             */
+            enabled: boolean;
+            /** Include Domains */
+            include_domains: string[] | null;
         };
         /** WriterState */
         WriterState: {
@@ -2108,6 +2296,166 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExcludeState"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_models_v1_models_get: {
+        parameters: {
+            query?: {
+                list?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelsState"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_models_v1_settings_models_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelsState"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    try_models_v1_settings_models_test_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelTestResult"];
                 };
             };
             /** @description Missing or wrong bearer token */

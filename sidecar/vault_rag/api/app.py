@@ -21,6 +21,7 @@ from vault_rag.api.routers import (
     ask,
     exclude,
     health,
+    models,
     notes,
     related,
     search,
@@ -120,7 +121,7 @@ def create_app(
     install_error_handlers(app)
     v1 = APIRouter(prefix="/v1")
     v1.include_router(health.router)
-    for module in (status, notes, search, related, ask, threads, answers, exclude):
+    for module in (status, notes, search, related, ask, threads, answers, exclude, models):
         v1.include_router(module.router, dependencies=[Depends(require_token)])
     app.include_router(v1)
     # Added last = runs first: host check, then CORS (so errors carry the grant), then limits.
@@ -176,6 +177,7 @@ def _open_state(
             checkpointer=None,
             graph=None,
             search_capacity=anyio.CapacityLimiter(settings.server_search_concurrency),
+            configured_settings=settings,
         )
         if settings.server_watch if watch is None else watch:
             state.watcher = _start_watcher(settings, index, sync, exclusions.ignores())

@@ -52,6 +52,10 @@ class ServerState:
     search_capacity: Any = None  # anyio.CapacityLimiter, made in the server's event loop
     asks: AskCounters = field(default_factory=AskCounters)
     turns: ThreadTurns = field(default_factory=ThreadTurns)  # one turn at a time per thread
+    # The chat model chosen in Obsidian (`/v1/settings/models`), laid over the settings the
+    # server started with (`configured_settings`); None: the settings file's own.
+    model_choice: Any = None
+    configured_settings: Settings | None = None
 
 
 def get_state(request: Request) -> ServerState:

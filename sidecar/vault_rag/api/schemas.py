@@ -393,7 +393,11 @@ class ExcludeState(BaseModel):
 class ThreadMessage(BaseModel):
     role: Literal["user", "assistant", "system", "tool"]
     content: str
-    id: str | None
+    id: str | None = Field(description="An answer's id (for feedback and promote)")
+    citations: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="An answer's citations, as its `citations` event gave them ([] otherwise)",
+    )
 
 
 class Thread(BaseModel):

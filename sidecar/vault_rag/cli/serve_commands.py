@@ -28,7 +28,13 @@ def serve(
     data_dir: DataDirOption = None,
     port: Annotated[
         int | None,
-        typer.Option("--port", min=1, max=65535, help="Port on 127.0.0.1 (default 8765)."),
+        typer.Option(
+            "--port",
+            min=0,
+            max=65535,
+            help="Port on 127.0.0.1 (default 8765). 0: a free port, chosen now and written to "
+            "the data dir's server.json and the handshake (one sidecar per vault, side by side).",
+        ),
     ] = None,
     log_level: Annotated[
         str, typer.Option("--log-level", help="uvicorn log level: warning, info, debug.")
@@ -66,6 +72,7 @@ def serve(
     # The port is bound before anything is indexed: a port in use fails at once, not after
     # the whole start-up index (uvicorn binds only after the app's start-up has finished).
     sock = bind_port(HOST, settings.server_port)
+    bound = sock.getsockname()[1]  # the port itself when --port 0 let the system choose
     try:  # damaged files: set aside (the index is rebuilt from the vault by the start-up scan)
         for action in recover(data):
             err.print(f"[yellow]repaired:[/] {escape(str(action))}", highlight=False)
@@ -87,18 +94,17 @@ def serve(
         )
         out.print(token, highlight=False, soft_wrap=True)
     if handshake:  # for the process that started this one (it reads our stdout), nobody else
-        print_handshake(f"http://{HOST}:{settings.server_port}", token)
+        print_handshake(f"http://{HOST}:{bound}", token)
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     err.print(
-        f"[dim]{escape(f'vault {settings.vault} · index {data}')}"
-        f" · http://{HOST}:{settings.server_port}[/]",
+        f"[dim]{escape(f'vault {settings.vault} · index {data}')} · http://{HOST}:{bound}[/]",
         highlight=False,
     )
     sidecar_app = create_app(settings, token=token)
     config = uvicorn.Config(
         sidecar_app,
         host=HOST,
-        port=settings.server_port,
+        port=bound,
         log_level=log_level.lower(),
         timeout_graceful_shutdown=5,
         http=header_timeout_protocol(settings.server_header_timeout),
@@ -106,7 +112,7 @@ def serve(
     install_redaction([token])  # after uvicorn.Config: it configures the loggers
     logging.getLogger("uvicorn.error").addFilter(_QuietDiskFault(sidecar_app))
     record = ServerRecord(
-        url=f"http://{HOST}:{settings.server_port}",
+        url=f"http://{HOST}:{bound}",
         pid=os.getpid(),
         vault=str(settings.vault),
         version=__version__,
