@@ -548,6 +548,11 @@ export interface components {
              * @constant
              */
             api?: "v1";
+            /**
+             * Proof
+             * @description With `?challenge=`: hex HMAC-SHA256 keyed by the token over `vault-rag/health/v1\n` + the challenge
+             */
+            proof?: string | null;
         };
         /** ModelTestResult */
         ModelTestResult: {
@@ -1412,7 +1417,10 @@ export type $defs = Record<string, never>;
 export interface operations {
     health_v1_health_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A fresh random string: the answer's `proof` is its HMAC by the token */
+                challenge?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1426,6 +1434,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };

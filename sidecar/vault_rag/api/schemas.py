@@ -57,6 +57,11 @@ class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str
     api: Literal["v1"] = "v1"
+    proof: str | None = Field(
+        None,
+        description="With `?challenge=`: hex HMAC-SHA256 keyed by the token over "
+        "`vault-rag/health/v1\\n` + the challenge",
+    )
 
 
 class WriterState(BaseModel):
