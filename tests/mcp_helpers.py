@@ -195,3 +195,18 @@ async def check_exclusions(client: Client) -> None:
     assert all(not (c["note"] or "").startswith("Private/") for c in answer["citations"])
     listed = await call(client, "list_notes")
     assert all(not n["path"].startswith("Private/") for n in listed["notes"])
+
+
+def readme_servers() -> list[dict[str, Any]]:
+    """The server entries of the MCP configs the README shows (its `### Other agents: MCP`
+    section), as a client would read them."""
+    import json
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Other agents: MCP", 1)[1].split("\n### ", 1)[0]
+    servers = []
+    for block in re.findall(r"```json\n(.*?)```", section, re.DOTALL):
+        config = json.loads(block)
+        servers += list((config.get("mcpServers") or config.get("servers") or {}).values())
+    return servers

@@ -29,6 +29,7 @@ from mcp_helpers import (
     check_exclusions,
     check_listing,
     check_resources,
+    readme_servers,
 )
 from test_server_helpers import LiveServer
 from vault_rag import __version__
@@ -83,6 +84,22 @@ def test_streamable_http_refuses_bad_input_and_never_serves_excluded_notes(sidec
             assert client.server_info is not None and client.server_info.name == "vault-rag"
             await check_bad_input(client)
             await check_exclusions(client)
+
+    anyio.run(session)
+
+
+def test_the_readme_http_config_reaches_the_tools(sidecar) -> None:
+    live, _, _ = sidecar
+    (entry,) = [s for s in readme_servers() if s.get("type") == "http"]
+    assert entry["url"] == "http://127.0.0.1:8765/mcp"  # the default port
+    url = entry["url"].replace(":8765", f":{live.port}")
+    headers = {k: v.replace("YOUR-SIDECAR-TOKEN", live.token) for k, v in entry["headers"].items()}
+
+    async def session() -> None:
+        http = httpx2.AsyncClient(headers=headers, trust_env=False, timeout=120)
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            found = await call(client, "search_notes", query="Enable Nanite Support")
+            assert found["results"][0]["note"] == "Rendering/Lumen 与 Nanite.md"
 
     anyio.run(session)
 
