@@ -40,24 +40,46 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-async def one_start(vault: Path, data: Path) -> tuple[float, float, str]:
+def server_cpu(data: Path) -> float:
+    """CPU seconds (user + system) the running `vault-rag mcp` on `data` has used: unlike wall
+    time, it does not grow with what else the machine runs."""
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            if b"mcp" in cmdline and str(data).encode() in cmdline:
+                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            continue
+    raise RuntimeError("the vault-rag mcp process was not found")
+
+
+async def one_start(vault: Path, data: Path) -> tuple[float, float, str, float]:
     args = ["mcp", "--vault", str(vault), "--data-dir", str(data)]
     params = StdioServerParameters(command=str(BIN / "vault-rag"), args=args, env=ENV)
     started = time.perf_counter()
     async with Client(params) as client:
         await client.list_tools()
         listed = time.perf_counter() - started
+        cpu = server_cpu(data)
         result = await client.call_tool("search_notes", {"query": "Enable Nanite Support"})
         searched = time.perf_counter() - started
         status = await client.call_tool("vault_status", {})
     assert not result.is_error and status.structured_content is not None
-    return listed, searched, status.structured_content["served_by"]
+    return listed, searched, status.structured_content["served_by"], cpu
 
 
-def timed(command: list[str]) -> float:
+def timed(command: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run of `command`."""
+    before = os.times()
     started = time.perf_counter()
     subprocess.run(command, check=True, env=ENV)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return wall, cpu
 
 
 def median_ms(values: list[float]) -> str:
@@ -74,14 +96,14 @@ def main() -> None:
         shutil.copytree(sample_vault_path(), vault)
         index = [str(BIN / "vault-rag"), "index", "--vault", str(vault), "--data-dir", str(data)]
         subprocess.run(index, check=True, env=ENV, capture_output=True)
-        rows: list[tuple[str, list[float], list[float]]] = []
-        bare = [timed([sys.executable, "-c", "pass"]) for _ in range(runs)]
-        sdk = [timed([sys.executable, "-c", "import mcp.server"]) for _ in range(runs)]
-        rows += [("python, nothing imported", bare, []), ("python, import mcp.server", sdk, [])]
+        rows: list[tuple[str, list[float], list[float], list[float]]] = []
+        for code in ("pass", "import mcp.server"):
+            runs_ = [timed([sys.executable, "-c", code]) for _ in range(runs)]
+            rows.append((f"python -c '{code}'", [r[0] for r in runs_], [r[1] for r in runs_], []))
 
         alone = [anyio.run(one_start, vault, data) for _ in range(runs)]
-        assert {served for *_, served in alone} == {"in-process"}
-        rows.append(("vault-rag mcp, no sidecar", [a[0] for a in alone], [a[1] for a in alone]))
+        assert {a[2] for a in alone} == {"in-process"}
+        rows.append(("vault-rag mcp, no sidecar", *_columns(alone)))
 
         port = free_port()
         serve = [str(BIN / "vault-rag"), "serve", "--vault", str(vault), "--data-dir", str(data)]
@@ -103,17 +125,23 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(30)
-        assert {served for *_, served in near} == {"sidecar"}, near
-        rows.append(("vault-rag mcp, sidecar running", [a[0] for a in near], [a[1] for a in near]))
+        assert {a[2] for a in near} == {"sidecar"}, near
+        rows.append(("vault-rag mcp, sidecar running", *_columns(near)))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
     load = os.getloadavg()[0]
     print(f"{runs} starts each, medians; {os.cpu_count()} CPUs, load average {load:.1f}\n")
-    print("| start | first tools/list (ms) | first search_notes (ms) |")
-    print("|---|---:|---:|")
-    for name, listed, searched in rows:
-        print(f"| {name} | {median_ms(listed)} | {median_ms(searched) if searched else '—'} |")
+    print("| start | first tools/list, wall (ms) | CPU until then (ms) | first search_notes (ms) |")
+    print("|---|---:|---:|---:|")
+    for name, listed, cpu, searched in rows:
+        first = median_ms(searched) if searched else "—"
+        print(f"| {name} | {median_ms(listed)} | {median_ms(cpu)} | {first} |")
+
+
+def _columns(starts: list[tuple[float, float, str, float]]) -> tuple[list[float], ...]:
+    """(tools/list wall, CPU until then, first search) of each start."""
+    return [a[0] for a in starts], [a[3] for a in starts], [a[1] for a in starts]
 
 
 if __name__ == "__main__":
