@@ -104,7 +104,9 @@ def free_port() -> int:
 class Server:
     """`vault-rag serve` in a subprocess, with a client for its API."""
 
-    def __init__(self, vault: Path, data: Path, kind: str, work: Path) -> None:
+    def __init__(
+        self, vault: Path, data: Path, kind: str, work: Path, env: dict[str, str] | None = None
+    ) -> None:
         import httpx
 
         from vault_rag.server_token import load_or_create_token
@@ -120,7 +122,7 @@ class Server:
                 "--port",
                 str(self.port),
             ],
-            env=child_env(kind, work),
+            env=child_env(kind, work, **(env or {})),
             stdout=subprocess.DEVNULL,
             stderr=open(work / "serve.log", "ab"),  # noqa: SIM115 - closed with the process
             stdin=subprocess.DEVNULL,

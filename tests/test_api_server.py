@@ -52,6 +52,7 @@ PROTECTED = [
     ("PUT", "/v1/notes", {"notes": [{"path": "a.md", "content": "x", "embeds": []}]}),
     ("DELETE", "/v1/notes", {"paths": ["a.md"]}),
     ("POST", "/v1/notes/rename", {"renames": [{"old_path": "a.md", "new_path": "b.md"}]}),
+    ("POST", "/v1/notes/changed", {"paths": ["a.pdf"]}),
     ("POST", "/v1/search", {"query": "x"}),
     ("POST", "/v1/ask", {"question": "x"}),
     ("GET", "/v1/threads", None),

@@ -100,3 +100,19 @@ def test_needs_the_token(live):
         response = httpx.get(f"{live.url}/v1/threads", headers=headers)
         assert response.status_code == 401
         assert response.json()["code"] == "unauthorized"
+
+
+def test_a_conversation_read_back_keeps_each_answers_id_and_citations(live, client):
+    """Restored turns keep their sources, 👍/👎 and Save as note (issue 29): each answer comes
+    back with the id it was given and the citations its stream sent."""
+    body = {"question": FIRST}
+    with client.stream("POST", "/v1/ask", json=body) as response:
+        events = list(read_sse(response.iter_lines()))
+    final = json.loads(events[-1].data)
+    thread = client.get(f"/v1/threads/{final['thread_id']}").json()
+    question, answer = thread["messages"]
+    assert question["citations"] == []
+    assert answer["id"] == final["answer_id"]
+    assert answer["citations"] == final["citations"] and answer["citations"]
+    promoted = client.post(f"/v1/answers/{answer['id']}/feedback", json={"rating": 1})
+    assert promoted.status_code == 200

@@ -153,6 +153,51 @@ def test_with_the_handshake_serve_tells_its_parent_the_url_and_token(setup):
     assert "vault-rag-handshake" not in log
 
 
+def test_port_0_gives_each_vault_its_own_free_port(setup, tmp_path):
+    """Two vaults side by side (issue 29): `serve --port 0` binds a free port, says it in the
+    handshake and records it in the data dir's server.json; each sidecar answers with its own
+    token on its own port."""
+    import json
+
+    from vault_rag.server_info import read_server_record
+
+    env, vault, data = setup
+    other_vault, other_data = tmp_path / "other", tmp_path / "other-data"
+    shutil.copytree(vault, other_vault)
+    procs = []
+    try:
+        found = []
+        for v, d in ((vault, data), (other_vault, other_data)):
+            proc = subprocess.Popen(
+                [*cli("serve", v, d), "--port", "0"],
+                env={**env, "VAULT_RAG_HANDSHAKE": "1"},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            procs.append(proc)
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.startswith("vault-rag-handshake "):
+                    found.append(json.loads(line.removeprefix("vault-rag-handshake ")))
+                    break
+        urls = [h["url"] for h in found]
+        assert len(set(urls)) == 2 and not any(u.endswith(":0") for u in urls)
+        for handshake, d, v in zip(found, (data, other_data), (vault, other_vault), strict=True):
+            wait_until(lambda d=d: read_server_record(d) is not None, 180, interval=0.2)
+            record = read_server_record(d)
+            assert record is not None and record.url == handshake["url"]
+            headers = {"Authorization": f"Bearer {handshake['token']}"}
+            status = httpx.get(f"{handshake['url']}/v1/status", headers=headers).json()
+            assert status["vault"] == str(v.resolve())
+        wrong = {"Authorization": f"Bearer {found[0]['token']}"}
+        assert httpx.get(f"{urls[1]}/v1/status", headers=wrong).status_code == 401
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(60)
+
+
 def ask(client: httpx.Client, question: str, thread_id: str | None = None) -> dict:
     body = {"question": question, **({"thread_id": thread_id} if thread_id else {})}
     with client.stream("POST", "/v1/ask", json=body) as response:

@@ -11,6 +11,9 @@ import {
   sidecarCommands,
 } from "./commands";
 import { obsidianVault } from "./resolver/obsidian";
+import { type DeviceStore, deviceStore, SIDECAR_COMMAND_KEY } from "./deviceSettings";
+import { keyStore } from "./models/secrets";
+import type { ModelControls } from "./models/settingsSection";
 import { Services } from "./services";
 import { parseSettings, type SettingsHost, type SidecarControls, type VaultRagSettings, VaultRagSettingTab } from "./settings";
 import { nodeLauncher } from "./sidecar/nodeLauncher";
@@ -24,14 +27,18 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   override settings: VaultRagSettings = parseSettings(null);
   private readonly tasks = new BackgroundTasks();
   private tokens: TokenStore | null = null;
+  private command: DeviceStore | null = null;
   services: Services | null = null;
 
   override async onload(): Promise<void> {
     const data: unknown = await this.loadData();
     this.tokens = tokenStore(this.app);
+    this.command = deviceStore(this.app, SIDECAR_COMMAND_KEY);
     this.settings = parseSettings(data);
     const plainToken = this.settings.token;
     this.settings.token = this.tokens.load(plainToken);
+    const syncedCommand = this.settings.sidecarCommand;
+    this.settings.sidecarCommand = this.command.load(syncedCommand);
     const persisted = parsePersistedSync(isObject(data) ? data.sync : null);
     const adapter = this.app.vault.adapter;
     const services = new Services(this.app, () => this.settings, {
@@ -39,6 +46,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
       persisted,
       save: () => this.saveAll(),
       launcher: nodeLauncher(), // desktop only; null on mobile
+      keys: keyStore(this.app),
       vaultPath: () => (adapter instanceof FileSystemAdapter ? adapter.getBasePath() : null),
       saveToken: async (token) => {
         this.settings.token = token;
@@ -46,7 +54,8 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
       },
     });
     this.services = services;
-    if (this.tokens.secret && plainToken !== "") await this.saveAll(); // the token leaves data.json
+    // The token leaves data.json for secret storage, the command for this device's storage.
+    if ((this.tokens.secret && plainToken !== "") || (this.command.local && syncedCommand !== "")) await this.saveAll();
     this.addSettingTab(new VaultRagSettingTab(this.app, this));
     const deps = { vault: obsidianVault(this.app), resolveSubpath };
     this.addCommand(resolveActiveNoteCommand(this.app, deps, this.tasks));
@@ -83,6 +92,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   override async onExternalSettingsChange(): Promise<void> {
     const settings = parseSettings(await this.loadData());
     settings.token = this.tokens?.load(settings.token) ?? settings.token;
+    settings.sidecarCommand = this.command?.load(settings.sidecarCommand) ?? settings.sidecarCommand;
     this.settings = settings;
     this.services?.settingsChanged();
   }
@@ -99,6 +109,10 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
       this.tokens.save(settings.token);
       settings.token = "";
     }
+    if (this.command?.local) {
+      this.command.save(settings.sidecarCommand);
+      settings.sidecarCommand = "";
+    }
     const sync = this.services?.sync.persisted;
     await this.saveData(sync === undefined ? settings : { ...settings, sync });
   }
@@ -106,6 +120,11 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   /** The sidecar's start, connection test and log, for the settings tab. */
   get sidecar(): SidecarControls | null {
     return this.services?.sidecar ?? null;
+  }
+
+  /** The settings tab's "Models" section: the sidecar's model calls and the key store. */
+  get models(): ModelControls | null {
+    return this.services?.models ?? null;
   }
 
   /** Where the settings tab says the token is kept. */

@@ -7,9 +7,11 @@
 import { type App, Notice } from "obsidian";
 
 import { connectionStateOf, SidecarClient, SidecarHttpError } from "./client";
+import { ModelPusher } from "./models/push";
+import type { KeyStore } from "./models/secrets";
 import type { ResolveSubpath } from "./resolver";
 import type { SidecarControls, VaultRagSettings } from "./settings";
-import { defaultServeCommand, serveCommandLine } from "./sidecar/command";
+import { defaultServeCommand, launchCommand, serveCommandLine } from "./sidecar/command";
 import { describeConnection, testConnection } from "./sidecar/connection";
 import { SidecarLogModal } from "./sidecar/logModal";
 import type { Launcher, SidecarSupervisor } from "./sidecar/supervisor";
@@ -36,6 +38,8 @@ export interface ServicesHooks {
   vaultPath?: () => string | null;
   /** Keep the token the started sidecar handed over (the settings, saved). */
   saveToken?: (token: string) => Promise<void>;
+  /** Where the chat and web search keys are kept (never data.json); absent: this session only. */
+  keys?: KeyStore;
 }
 
 export class Services {
@@ -47,6 +51,8 @@ export class Services {
   /** What the settings tab and the views use to start, test and watch the sidecar. */
   readonly sidecar: SidecarControls;
   readonly viewHost: AskViewHost;
+  /** The chat model chosen in Obsidian, pushed to the sidecar (settings tab's "Models"). */
+  readonly models: ModelPusher;
   private readonly notices: ConnectionNotices;
   private statusEl: HTMLElement | null = null;
   private excludedKey: string;
@@ -58,15 +64,17 @@ export class Services {
   private persistTimer: number | null = null;
   private persistedKey = "";
   private readonly sidecarListeners = new StateListeners();
+  /** Where the sidecar this plugin started listens (its handshake; `--port 0`), over the setting. */
+  private startedUrl: string | null = null;
 
   constructor(
     private readonly app: App,
     private readonly settings: () => VaultRagSettings,
     private readonly hooks: ServicesHooks,
   ) {
-    this.client = new SidecarClient(() => ({ url: settings().sidecarUrl, token: settings().token }));
+    this.client = new SidecarClient(() => ({ url: this.url, token: settings().token }));
     const vaultPath = () => hooks.vaultPath?.() ?? null;
-    const command = () => serveCommandLine(settings().sidecarCommand, vaultPath(), settings().sidecarUrl);
+    const command = () => serveCommandLine(settings().sidecarCommand, vaultPath());
     this.supervisor = supervisorFor(this.client, {
       launcher: hooks.launcher ?? null,
       command,
@@ -74,21 +82,27 @@ export class Services {
       saveToken: async (token) => {
         if (token !== settings().token) await hooks.saveToken?.(token);
       },
+      useUrl: (url) => {
+        this.startedUrl = url;
+      },
       onChange: (state) => {
         this.sidecarListeners.notify();
-        if (state.kind === "running") void this.poller.poll();
+        if (state.kind === "running") {
+          void this.poller.poll();
+          void this.models.reconnected(); // a (re)started sidecar holds no chosen model yet
+        }
       },
     });
     this.sidecar = {
       canStart: this.supervisor.canStart,
-      defaultCommand: () => defaultServeCommand(vaultPath(), settings().sidecarUrl),
-      testConnection: async () => describeConnection(await testConnection(this.client), command()),
+      defaultCommand: () => launchCommand(vaultPath()),
+      testConnection: async () => describeConnection(await testConnection(this.client), defaultServeCommand(vaultPath(), settings().sidecarUrl)),
       start: () => this.supervisor.ensure(),
       showLog: () => new SidecarLogModal(this.app, this.supervisor.log, () => this.supervisor.state).open(),
     };
     this.notices = new ConnectionNotices(
       (message) => new Notice(message, 8_000),
-      () => settings().sidecarUrl,
+      () => this.url,
     );
     this.poller = new StatusPoller(this.client, {
       onUpdate: (snapshot) => {
@@ -97,9 +111,17 @@ export class Services {
       },
       onRecovered: () => {
         void this.pushExcluded();
+        void this.models.reconnected();
         this.sync.kick();
       },
     });
+    const memoryKeys = new Map<string, string>();
+    const keys: KeyStore = hooks.keys ?? {
+      where: "memory (this session)",
+      get: (id) => memoryKeys.get(id) ?? "",
+      set: (id, value) => void memoryKeys.set(id, value),
+    };
+    this.models = new ModelPusher(this.client, settings, keys, (error) => this.poller.report(error));
     this.embeds = new ObsidianEmbedIndex(app);
     const excluded = (path: string) => isExcluded(path, settings().excludedFolders);
     this.sync = new SyncEngine(this.client, obsidianNoteSource(app, hooks.resolveSubpath, this.embeds, excluded), {
@@ -132,9 +154,15 @@ export class Services {
       client: this.client,
       settings,
       reportError: (error) => this.poller.report(error),
+      url: () => this.url,
       sidecar: launchControls(this.supervisor, this.sidecarListeners, command, () => this.sidecar.showLog()),
     };
     this.excludedKey = settings().excludedFolders.join("\n");
+  }
+
+  /** The sidecar's URL: where the one this plugin started listens, else the setting. */
+  get url(): string {
+    return this.startedUrl ?? this.settings().sidecarUrl;
   }
 
   /** The status bar item: text from the poller; a click polls again (`onClick` registers the
@@ -153,6 +181,7 @@ export class Services {
     // Zero-setup: start the sidecar (or find it running) and read its token.
     if (this.settings().startSidecar && this.supervisor.canStart) void this.supervisor.ensure();
     this.poller.start();
+    void this.models.push();
     // The sidecar owns the exclusions (its own scan and watcher honour them): tell it first,
     // so the reconcile compares against an index without the excluded notes.
     void this.pushExcluded().finally(() => void this.sync.reconcile());
@@ -188,6 +217,7 @@ export class Services {
 
   private applySettings(): void {
     void this.poller.poll();
+    void this.models.push();
     const key = this.settings().excludedFolders.join("\n");
     if (key !== this.excludedKey) {
       this.excludedKey = key;
@@ -237,7 +267,7 @@ export class Services {
 
   private renderStatus(): void {
     if (this.statusEl === null) return;
-    const status = describeStatus(this.poller.current, this.settings().sidecarUrl);
+    const status = describeStatus(this.poller.current, this.url);
     let { text, title } = status;
     const tooLarge = this.sync.state.tooLarge;
     if (tooLarge.length > 0) {

@@ -1,8 +1,10 @@
 import { type App, normalizePath, type Plugin, PluginSettingTab, Setting } from "obsidian";
 
 import type { AnswerMode } from "./client";
+import { type ChatSource, type ModelSettings, parseDomains } from "./models/choice";
+import { displayModelSection, type ModelControls } from "./models/settingsSection";
 
-export interface VaultRagSettings {
+export interface VaultRagSettings extends ModelSettings {
   /** Base URL of the local sidecar, without a trailing slash. */
   sidecarUrl: string;
   /** Bearer token the sidecar expects; empty when it runs without one. */
@@ -28,6 +30,10 @@ export const DEFAULT_SETTINGS: Readonly<VaultRagSettings> = {
   answersFolder: "",
   startSidecar: false,
   sidecarCommand: "",
+  chatSource: "sidecar",
+  chatBaseUrl: "",
+  chatModel: "",
+  webDomains: [],
 };
 
 const URL_HELP = "Where the Vault RAG sidecar listens, e.g. http://127.0.0.1:8765.";
@@ -46,6 +52,12 @@ export function parseSettings(data: unknown): VaultRagSettings {
     answersFolder: typeof raw.answersFolder === "string" ? normalizeFolder(raw.answersFolder) : "",
     startSidecar: raw.startSidecar === true,
     sidecarCommand: typeof raw.sidecarCommand === "string" ? raw.sidecarCommand.trim() : "",
+    chatSource: (raw.chatSource === "plugin" ? "plugin" : "sidecar") satisfies ChatSource,
+    chatBaseUrl: typeof raw.chatBaseUrl === "string" ? raw.chatBaseUrl.trim() : "",
+    chatModel: typeof raw.chatModel === "string" ? raw.chatModel.trim() : "",
+    webDomains: Array.isArray(raw.webDomains)
+      ? parseDomains(raw.webDomains.filter((d): d is string => typeof d === "string").join("\n"))
+      : [],
   };
 }
 
@@ -94,6 +106,8 @@ export interface SettingsHost extends Plugin {
   readonly tokenInSecretStorage?: boolean;
   /** The sidecar's start, connection test and log (absent in stand-ins). */
   readonly sidecar?: SidecarControls | null;
+  /** The models section's sidecar calls and key store (absent in stand-ins). */
+  readonly models?: ModelControls | null;
   saveSettings(): Promise<void>;
 }
 
@@ -185,6 +199,9 @@ export class VaultRagSettingTab extends PluginSettingTab {
           }),
       );
 
+    displayModelSection(containerEl, settings, this.host.models ?? null, save);
+
+    new Setting(containerEl).setName("Sidecar").setHeading();
     const sidecar = this.host.sidecar ?? null;
     const test = new Setting(containerEl).setName("Test connection").setDesc("Ask the sidecar at this URL whether it answers and takes the token.");
     test.addButton((button) =>

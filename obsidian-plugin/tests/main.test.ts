@@ -147,8 +147,27 @@ describe("VaultRagPlugin", () => {
     const tab = fake.settingTabs[0] as unknown as shim.PluginSettingTab & { display(): void };
     tab.display();
     const settings = shim.settingsIn(tab.containerEl);
-    expect(settings.map((s) => s.name)).toEqual(["Sidecar URL", "Token", "Answer mode", "Excluded folders", "Answers folder", "Test connection"]);
-    const test = settings[5] as shim.Setting;
+    expect(settings.map((s) => s.name)).toEqual([
+      "Sidecar URL",
+      "Token",
+      "Answer mode",
+      "Excluded folders",
+      "Answers folder",
+      "Models",
+      "In use",
+      "Answers come from",
+      "Model server",
+      "API key",
+      "Chat model",
+      "Test the model",
+      "Web search",
+      "Tavily API key",
+      "Allowed web domains",
+      "Embedding model",
+      "Sidecar",
+      "Test connection",
+    ]);
+    const test = settings.find((s) => s.name === "Test connection") as shim.Setting;
     await test.buttons[0]?.click();
     expect(test.desc).toBe(
       `Nothing answers at http://127.0.0.1:${port}. Start the sidecar (vault-rag serve --vault /path/to/your/vault --port ${port}), ` +
@@ -214,6 +233,10 @@ describe("VaultRagPlugin", () => {
       answersFolder: "Answers",
       startSidecar: false,
       sidecarCommand: "",
+      chatSource: "sidecar",
+      chatBaseUrl: "",
+      chatModel: "",
+      webDomains: [],
     });
     const { plugin: fresh } = await loadPlugin(fakeApp(vault, null).app, { sidecarUrl: "ftp://x", answerMode: "web" });
     plugins.push(fresh);
@@ -248,6 +271,10 @@ describe("VaultRagPlugin", () => {
       answersFolder: "UE",
       startSidecar: false,
       sidecarCommand: "",
+      chatSource: "sidecar",
+      chatBaseUrl: "",
+      chatModel: "",
+      webDomains: [],
       sync: { ops: [], upserts: [], known: {} }, // the sync queue, kept across reloads
     });
     expect(plugin.settings.sidecarUrl).toBe("https://rag.example:8443");
@@ -418,6 +445,35 @@ describe("VaultRagPlugin", () => {
     const again = await loadPlugin(app, fake.data);
     plugins.push(again.plugin);
     expect(again.plugin.settings.token).toBe("new-tok");
+  });
+
+  it("keeps the chat key in secret storage and the sidecar command on this device, never in data.json", async () => {
+    const secrets = new Map<string, string>();
+    const local = new Map<string, unknown>();
+    const { url } = await standIn();
+    const { app } = fakeApp(vault, null);
+    Object.assign(app, {
+      secretStorage: { getSecret: (id: string) => secrets.get(id) ?? null, setSecret: (id: string, s: string) => void secrets.set(id, s) },
+      loadLocalStorage: (key: string) => local.get(key) ?? null,
+      saveLocalStorage: (key: string, value: unknown) => void (value === null ? local.delete(key) : local.set(key, value)),
+    });
+    const { plugin, fake } = await loadPlugin(app, { sidecarUrl: url, sidecarCommand: "/opt/rag/bin/vault-rag serve --vault /v" });
+    plugins.push(plugin);
+    expect(local.get("vault-rag-sidecar-command")).toBe("/opt/rag/bin/vault-rag serve --vault /v");
+    expect((fake.data as { sidecarCommand: string }).sidecarCommand).toBe(""); // moved out of the synced file
+    expect(plugin.settings.sidecarCommand).toBe("/opt/rag/bin/vault-rag serve --vault /v");
+
+    const tab = fake.settingTabs[0] as unknown as shim.PluginSettingTab & { display(): void };
+    tab.display();
+    const key = shim.settingsIn(tab.containerEl).find((s) => s.name === "API key");
+    expect(key?.desc).toContain("secret storage");
+    await key?.texts[0]?.type(" sk-chat-1 ");
+    expect(secrets.get("vault-rag-chat-api-key")).toBe("sk-chat-1");
+    expect(JSON.stringify(fake.data)).not.toContain("sk-chat-1");
+
+    const again = await loadPlugin(app, fake.data);
+    plugins.push(again.plugin);
+    expect(again.plugin.settings.sidecarCommand).toBe("/opt/rag/bin/vault-rag serve --vault /v");
   });
 
   it("keeps the token in data.json on an app older than secret storage (1.11.4)", async () => {

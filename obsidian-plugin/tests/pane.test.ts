@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import { type AskEvent, SidecarAuthError, SidecarHttpError } from "../src/client";
+import { type AskEvent, SidecarAuthError, SidecarHttpError, SidecarUnreachableError } from "../src/client";
 import type { Clock } from "../src/sync/timing";
 import { AskPane } from "../src/view/pane";
 import * as shim from "./__mocks__/obsidian";
@@ -306,9 +306,44 @@ describe("a conversation that outlives the view", () => {
     expect(second.qa("turn-question").map((el) => el.textContent)).toEqual(["What is Lumen?", "And Nanite?"]);
     expect(second.qa("answer").map((el) => el.textContent)).toEqual(["Lumen is global illumination.", "Virtualised geometry."]);
     expect(second.qa("answer")[0]?.querySelector("strong")?.textContent).toBe("global illumination");
-    expect((second.qa("thumbs-up")[0] as HTMLButtonElement).disabled).toBe(true); // no answer id kept
+    expect((second.qa("thumbs-up")[0] as HTMLButtonElement).disabled).toBe(false); // the answer's id came back
     const next = await ask(second, "More?");
     expect(next.request?.thread_id).toBe("thread-7");
+  });
+
+  it("a restored turn keeps its sources, 👍/👎 and Save as note", async () => {
+    const cited = [
+      { role: "user", content: "UFUNCTION?", id: null },
+      { role: "assistant", content: "Expose it with UFUNCTION.", id: "ans-9", citations: CITATIONS },
+    ];
+    const ctx = setup({}, { "thread-9": cited as never });
+    await ctx.view.onOpen();
+    await ctx.view.setState({ threadId: "thread-9" }, { history: false });
+    await settle(ctx);
+    expect(ctx.qa("citation")).toHaveLength(2);
+    expect(ctx.q("sources-label").textContent).toBe("2 sources");
+    (ctx.qa("thumbs-up")[0] as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(ctx.client.feedback).toHaveBeenCalledWith("ans-9", 1));
+    expect((ctx.qa("save-as-note")[0] as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it("waits for a sidecar that is still starting, then shows the conversation", async () => {
+    let calls = 0;
+    const threads = {
+      get "thread-7"() {
+        calls++;
+        return calls === 1 ? new SidecarUnreachableError("http://127.0.0.1:8765", new Error("ECONNREFUSED")) : STORED;
+      },
+    };
+    const ctx = setup({}, threads as never);
+    await ctx.view.onOpen();
+    const resumed = ctx.view.setState({ threadId: "thread-7" }, { history: false });
+    await vi.waitFor(() => expect(ctx.q("resume-wait").textContent).toBe("Waiting for the sidecar to load the earlier conversation (trying again in 1 s)…"));
+    expect(ctx.q("resume-error")).toBeNull();
+    await resumed;
+    await vi.waitFor(() => expect(ctx.qa("turn")).toHaveLength(2), { timeout: 5_000 });
+    expect(ctx.q("resume-wait")).toBeNull();
+    expect(ctx.errors).toEqual([]); // a start-up wait is not an error
   });
 
   it("resumes on setState after the pane is open; an unknown thread starts empty under its id", async () => {

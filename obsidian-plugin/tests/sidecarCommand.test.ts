@@ -39,7 +39,8 @@ describe("the commands", () => {
     expect(defaultServeCommand("/home/me/My Vault", "http://127.0.0.1:9000")).toBe('vault-rag serve --vault "/home/me/My Vault" --port 9000');
     expect(defaultServeCommand(null)).toBe("vault-rag serve --vault /path/to/your/vault");
     expect(serveCommandLine("  /opt/rag/bin/vault-rag serve --vault /v  ", "/x", "http://127.0.0.1:8765")).toBe("/opt/rag/bin/vault-rag serve --vault /v");
-    expect(serveCommandLine(" ", "/x", "http://127.0.0.1:8765")).toBe("vault-rag serve --vault /x");
+    expect(serveCommandLine(" ", "/x", "http://127.0.0.1:8765")).toBe("vault-rag serve --vault /x --port 0"); // a free port per vault
+    expect(serveCommandLine("", "/My Vault")).toBe('vault-rag serve --vault "/My Vault" --port 0');
   });
 
   it("reads the token for the same vault and data dir as the serve command", () => {

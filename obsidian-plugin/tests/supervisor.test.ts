@@ -49,9 +49,13 @@ afterEach(async () => {
   delete process.env.STANDIN_EXIT;
 });
 
-async function setup(options: { command?: (vault: string, port: number) => string; launcher?: Launcher | null; startTimeoutMs?: number } = {}) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+async function setup(
+  options: { command?: (vault: string, port: number) => string; launcher?: Launcher | null; startTimeoutMs?: number; port?: number } = {},
+) {
+  const port = options.port ?? (await freePort());
+  const configured = `http://127.0.0.1:${port}`;
+  let url = configured;
+  const urls: (string | null)[] = [];
   const vault = await mkdtemp(path.join(os.tmpdir(), "vault-rag-supervisor-"));
   cleanups.push(() => rm(vault, { recursive: true, force: true }));
   const settings = { token: "" };
@@ -78,12 +82,17 @@ async function setup(options: { command?: (vault: string, port: number) => strin
       settings.token = token;
     },
     onChange: (state) => states.push(state.kind),
+    useUrl: (found) => {
+      urls.push(found);
+      url = found ?? configured;
+    },
+    restartBaseMs: 200,
     pollMs: 50,
     startTimeoutMs: options.startTimeoutMs ?? 20_000,
   });
   cleanups.push(() => supervisor.stop());
   const answers = () => client.health({ timeoutMs: 1_000 }).then(() => true, () => false);
-  return { port, url, vault, supervisor, saved, states, settings, client, answers };
+  return { port, url, vault, supervisor, saved, states, settings, client, answers, urls, current: () => url };
 }
 
 /** A sidecar started by someone else (a terminal), with the stand-in's token. */
@@ -202,6 +211,41 @@ describe("the supervisor with real processes", () => {
     const broken = await setup({ command: () => 'vault-rag serve --vault "/unclosed' });
     await broken.supervisor.ensure();
     expect(broken.supervisor.state).toEqual({ kind: "failed", message: 'The sidecar command cannot be read: a " quote is not closed.' });
+  });
+
+  it("--port 0: two vaults side by side, each on the port its sidecar chose, past another vault's at the URL", async () => {
+    process.env.STANDIN_TOKEN = "vault-a-token-0123456789abcdef";
+    const free = (vault: string) => `${quoteArg(process.execPath)} ${quoteArg(STAND_IN)} serve --vault ${quoteArg(vault)} --port 0`;
+    const a = await setup({ command: free });
+    await external(a.vault, a.port); // someone's sidecar at the configured URL, with another token
+    process.env.STANDIN_TOKEN = "vault-b-token-0123456789abcdef";
+    const b = await setup({ command: free, port: a.port });
+    await Promise.all([a.supervisor.ensure(), b.supervisor.ensure()]);
+    for (const ctx of [a, b]) {
+      expect(ctx.supervisor.state).toEqual({ kind: "running", ours: true, tokenProblem: null });
+      expect(ctx.current()).not.toBe(`http://127.0.0.1:${a.port}`);
+      expect((await ctx.client.status()).notes).toBe(3);
+    }
+    expect(a.current()).not.toBe(b.current());
+    expect(b.supervisor.log.text).toContain("serves another vault; starting this vault's own on a free port");
+    expect(new Set(b.saved)).toEqual(new Set(["vault-b-token-0123456789abcdef"])); // read, then from the handshake
+  });
+
+  it("starts a sidecar that died again, with back-off, and stops trying once stopped", async () => {
+    process.env.STANDIN_TOKEN = TOKEN;
+    const ctx = await setup();
+    await ctx.supervisor.ensure();
+    const pidOf = () => Number(/pid (\d+)\n(?![\s\S]*pid \d+)/.exec(ctx.supervisor.log.text + "\n")?.[1]);
+    const first = pidOf();
+    process.kill(first, "SIGKILL");
+    for (let i = 0; i < 200 && !(ctx.supervisor.state.kind === "running" && pidOf() !== first); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(ctx.supervisor.state).toEqual({ kind: "running", ours: true, tokenProblem: null });
+    expect(pidOf()).not.toBe(first);
+    expect(ctx.states).toEqual(["starting", "running", "failed", "starting", "running"]);
+    expect(ctx.supervisor.log.text).toContain("restarting in 0.2 s (attempt 1 of 5)");
+    expect(await ctx.answers()).toBe(true);
+    await ctx.supervisor.stop();
+    expect(await ctx.answers()).toBe(false);
   });
 
   it("one ensure at a time: a second call waits for the first", async () => {

@@ -15,6 +15,7 @@ from vault_rag.index.stores.factory import open_vector_store
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.pipeline import chunk_options
 from vault_rag.settings import Settings
+from vault_rag.sources.registry import source_registry
 
 log = logging.getLogger(__name__)
 
@@ -111,4 +112,5 @@ def make_indexer(settings: Settings, index: VaultIndex) -> Indexer:
         ignores=Exclusions.load(settings, index.data_dir).ignores(),
         chunk_options=chunk_options(settings, index.provider),
         batch_size=settings.embeddings_batch_size,
+        sources=source_registry(settings),
     )

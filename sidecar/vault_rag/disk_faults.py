@@ -80,7 +80,9 @@ def disk_fault(
         kind = _kind_of(chain)
         if kind is not None:
             place = where or _filename(chain)
-            return DataDirUnavailableError(_refine(kind, place), place, _detail(chain))
+            kind = _refine(kind, place, chain)
+            if kind is not None:
+                return DataDirUnavailableError(kind, place, _detail(chain))
         chain = chain.__cause__ or chain.__context__
     return None
 
@@ -103,18 +105,21 @@ def check_room(data_dir: Path) -> None:
 def _kind_of(error: BaseException) -> Kind | None:
     if isinstance(error, OSError) and error.errno in _ERRNO_KINDS:
         return _ERRNO_KINDS[error.errno]
-    if isinstance(error, sqlite3.Error):
-        code = getattr(error, "sqlite_errorcode", None)
-        if code is not None:
-            return _SQLITE_KINDS.get(code & 0xFF)
+    code = _sqlite_code(error)
+    if code is not None:
+        return _SQLITE_KINDS.get(code & 0xFF)
     text = str(error).lower()
     return next((kind for needle, kind in _MESSAGES if needle in text), None)
 
 
-def _refine(kind: Kind, where: Path | None) -> Kind:
+def _refine(kind: Kind, where: Path | None, error: BaseException) -> Kind | None:
     """SQLite reports a full disk or a read-only mount as a plain I/O error when it fails to
-    grow or create a side file: the file system itself says which."""
-    if kind not in ("io_error", "permission") or where is None:
+    grow or create a side file, and "readonly database" for files that are not on a read-only
+    mount at all: the file system itself says which. None: not a disk fault after all (a
+    database file moved away under an open connection, SQLITE_READONLY_DBMOVED)."""
+    if kind == "read_only" and ("1032" in str(error) or _sqlite_code(error) == 1032):
+        return None
+    if kind not in ("io_error", "permission", "read_only") or where is None:
         return kind
     try:
         info = os.statvfs(_existing(where))
@@ -124,7 +129,13 @@ def _refine(kind: Kind, where: Path | None) -> Kind:
         return "read_only"
     if kind == "io_error" and info.f_bavail * info.f_frsize < NEARLY_FULL:
         return "disk_full"
+    if kind == "read_only":  # a writable mount: the file's or folder's permissions
+        return "permission"
     return kind
+
+
+def _sqlite_code(error: BaseException) -> int | None:
+    return getattr(error, "sqlite_errorcode", None) if isinstance(error, sqlite3.Error) else None
 
 
 def _existing(path: Path) -> Path:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from typing import Any
 from vault_rag.disk_faults import check_room, disk_fault
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+DAMAGE_SEEN = "damage.seen"  # written by a server that met damage while it ran
 
 
 @dataclass(frozen=True)
@@ -70,13 +72,19 @@ class Report:
     def damaged(self) -> list[Finding]:
         return [f for f in self.findings if not f.ok]
 
+    def replace(self, finding: Finding) -> None:
+        """Put `finding` in the place of the one about the same part."""
+        self.findings = [finding if f.part == finding.part else f for f in self.findings]
+
 
 class DamagedDataError(RuntimeError):
     """A data dir file is damaged and could not be set aside (another process writes it)."""
 
 
-def sqlite_problem(path: Path, full: bool = False) -> str | None:
-    """Why `path` is not a usable SQLite database (None when it is, or when it is absent)."""
+def sqlite_problem(path: Path, full: bool = False, empty_is_damage: bool = False) -> str | None:
+    """Why `path` is not a usable SQLite database (None when it is, or when it is absent).
+    `empty_is_damage`: the index's databases get their schema the moment they are created, so
+    0 bytes is a loss; a conversation store's file is legitimately empty until its first turn."""
     if not path.exists():
         return None
     try:
@@ -87,7 +95,9 @@ def sqlite_problem(path: Path, full: bool = False) -> str | None:
         if fault is not None:
             raise fault from exc
         return f"cannot be read: {exc.strerror or exc}"
-    if head and head != SQLITE_HEADER[: len(head)]:
+    if not head:
+        return "file is empty (truncated to 0 bytes)" if empty_is_damage else None
+    if head != SQLITE_HEADER[: len(head)]:
         return "file is not a database (its header is overwritten)"
     if 0 < len(head) < len(SQLITE_HEADER):
         return "file is truncated"
@@ -112,7 +122,7 @@ def sqlite_problem(path: Path, full: bool = False) -> str | None:
 def diagnose(data_dir: Path, full: bool = False) -> Report:
     report = Report()
     for part in PARTS:
-        problem = sqlite_problem(data_dir / part.db, full) if part.db else None
+        problem = sqlite_problem(data_dir / part.db, full, part.rebuildable) if part.db else None
         report.findings.append(Finding(part, problem))
     return report
 
@@ -157,11 +167,33 @@ def repair(data_dir: Path, report: Report, extra: Sequence[Part] = ()) -> Report
 
 
 def recover(data_dir: Path, lock: Callable[[], Any] | None = None) -> list[str]:
-    """The quick check at every open: set damaged parts aside; the actions taken (logged)."""
-    report = diagnose(data_dir)
-    if not report.damaged:
-        return []
-    return _repair_locked(data_dir, report, [], lock)
+    """The quick check at every open (the full one when a server saw damage while it ran:
+    `note_damage_seen`): set damaged parts aside; the actions taken (logged)."""
+    marker = data_dir / DAMAGE_SEEN
+    seen = marker.exists()
+    report = diagnose(data_dir, full=seen)
+    actions = _repair_locked(data_dir, report, [], lock) if report.damaged else []
+    if seen:
+        marker.unlink(missing_ok=True)
+    return actions
+
+
+def note_damage_seen(data_dir: Path, what: str) -> None:
+    """A running server met damage the open-time check cannot see (a page damaged in the
+    middle of a database): the next open runs the full check and repairs it."""
+    with suppress(OSError):  # (a full disk: the request's message still says what to run)
+        (data_dir / DAMAGE_SEEN).write_text(what + "\n", encoding="utf-8")
+
+
+def damaged_database(error: BaseException) -> str | None:
+    """SQLite's message when `error` is damage it found in a file (SQLITE_CORRUPT or
+    SQLITE_NOTADB), else None. A page damaged in the middle of a database passes the open-time
+    check and fails the first query that reads it."""
+    if isinstance(error, sqlite3.DatabaseError):
+        code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
+        if code in (11, 26):
+            return str(error)
+    return None
 
 
 def refuse_damage(data_dir: Path) -> None:
@@ -234,8 +266,7 @@ def full_check(data_dir: Path, open_index: Callable[[], Any] | None = None) -> R
         index = open_index()
     except Exception as exc:
         part = PARTS[1] if _looks_like_chroma(exc) else PARTS[0]
-        report.findings = [f for f in report.findings if f.part != part]
-        report.findings.append(Finding(part, f"cannot be opened: {type(exc).__name__}: {exc}"))
+        report.replace(Finding(part, f"cannot be opened: {type(exc).__name__}: {exc}"))
         return report
     try:
         counts = index.manifest.counts()
@@ -249,7 +280,15 @@ def full_check(data_dir: Path, open_index: Callable[[], Any] | None = None) -> R
             f"({counts['embedded']} embedded, {counts['pending']} waiting for a vector); "
             f"vector store: {stored}; lexical index: {lexical}"
         )
-        if stored != counts["embedded"] or lexical != counts["chunks"]:
+        # A store emptied or deleted behind the manifest's back (`chroma/`, `lexical/` removed)
+        # is damage: searches miss everything until it is refilled, which `--repair` does from
+        # the manifest's vector cache, with no model call. Smaller differences are a writer's
+        # work in progress (a running server) and are left to the next index run.
+        if counts["embedded"] and not stored:
+            report.replace(Finding(PARTS[1], _emptied(stored, counts["embedded"])))
+        if counts["chunks"] and not lexical:
+            report.replace(Finding(PARTS[2], _emptied(lexical, counts["chunks"])))
+        if (stored, lexical) != (counts["embedded"], counts["chunks"]) and not report.damaged:
             report.notes.append(
                 "the vector store or the lexical index disagrees with the manifest: the next "
                 "index run reconciles them (no file is damaged)"
@@ -257,3 +296,7 @@ def full_check(data_dir: Path, open_index: Callable[[], Any] | None = None) -> R
     finally:
         index.close()
     return report
+
+
+def _emptied(held: int, expected: int) -> str:
+    return f"holds {held} of the manifest's {expected} passages (emptied or deleted)"

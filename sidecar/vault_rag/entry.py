@@ -97,15 +97,46 @@ def main() -> None:
     try:
         run(sys.argv[1:])
     except Exception as exc:
-        # A full disk, a read-only mount or an I/O error under any command: one clear line,
-        # not a traceback (`disk_faults.py`; nothing was moved or deleted).
+        # A full disk, a read-only mount or an I/O error (`disk_faults.py`; nothing was moved
+        # or deleted), or damage only a query could find, under any command: one clear line,
+        # not a traceback.
         from vault_rag.disk_faults import EXIT_CODE, disk_fault
 
         fault = disk_fault(exc)
-        if fault is None:
+        if fault is not None:
+            sys.stderr.write(f"error: {fault}\n")
+            raise SystemExit(EXIT_CODE) from None
+        settings_problem = _settings_problem(exc)
+        if settings_problem is not None:
+            sys.stderr.write(f"error: {settings_problem}\n")
+            raise SystemExit(2) from None
+        from vault_rag.doctor import damaged_database
+
+        damage = damaged_database(exc)
+        if damage is None:
             raise
-        sys.stderr.write(f"error: {fault}\n")
-        raise SystemExit(EXIT_CODE) from None
+        sys.stderr.write(
+            f"error: a database of the index is damaged ({damage}); "
+            "`vault-rag doctor --repair` sets it aside and rebuilds it from the vault\n"
+        )
+        raise SystemExit(1) from None
+
+
+def _settings_problem(error: BaseException) -> str | None:
+    """One line for a settings file that is missing or not TOML, or a setting with a bad value
+    (pydantic's message names the setting), else None."""
+    from pydantic import ValidationError
+
+    from vault_rag.settings import SettingsFileError
+
+    if isinstance(error, SettingsFileError):
+        return str(error)
+    if isinstance(error, ValidationError) and error.title == "Settings":
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+        return f"invalid settings ({problems})"
+    return None
 
 
 def run(argv: list[str]) -> None:

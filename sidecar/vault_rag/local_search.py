@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from rich.markup import escape
+
 from vault_rag.search_client import SearchArgs, print_search_results
 
 
@@ -33,7 +35,7 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
     err = Console(stderr=True)
 
     def fail(message: str) -> int:
-        err.print(f"[red]error:[/] {message}", highlight=False)
+        err.print(f"[red]error:[/] {escape(str(message))}", highlight=False)
         return 1
 
     settings = load_settings(vault=args.vault, data_dir=args.data_dir)
@@ -57,7 +59,10 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
         results = hybrid_search(vault_index, args.query, options)
         elapsed = time.perf_counter() - started
         if vault_index.store_error:
-            err.print(f"[yellow]warning[/] BM25 only: {vault_index.store_error}", highlight=False)
+            err.print(
+                f"[yellow]warning[/] BM25 only: {escape(str(vault_index.store_error))}",
+                highlight=False,
+            )
     except (ModelMismatchError, EmbeddingError) as exc:
         return fail(str(exc))
     finally:

@@ -171,25 +171,40 @@ def print_search_results(
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     out = console or Console()
     table = Table(title=f"{len(results)} results in {elapsed * 1000:.0f} ms")
-    explained = ("base", "prior") if explain else ()
+    explained = ("base", "prior", "rerank") if explain else ()
     for column in ("#", "score", *explained, "note", "heading", "lines"):
         table.add_column(column)
     for i, r in enumerate(results, 1):
         note = r["note_path"] + (f" (from {r['origin']})" if r["origin"] != r["note_path"] else "")
         note += " (promoted)" if r.get("promoted") else ""
         # score = base × prior; prior ×1.000 means no feedback (or the prior is off)
-        extra = (f"{r.get('base_score') or 0.0:.4f}", f"×{r['prior']:.3f}") if explain else ()
+        rerank = r.get("rerank_score")
+        extra = (
+            (
+                f"{r.get('base_score') or 0.0:.4f}",
+                f"×{r['prior']:.3f}",
+                "–" if rerank is None else f"{rerank:.4f}",
+            )
+            if explain
+            else ()
+        )
         table.add_row(
             str(i),
             f"{r['score']:.4f}",
             *extra,
-            note,
-            r["heading_path"],
+            Text(note),  # paths and headings are text, never Rich markup (`[Secret]/…`)
+            Text(r["heading_path"]),
             f"{r['line_start']}-{r['line_end']}",
         )
     out.print(table)
     if explain and prior_off:
         out.print("the feedback prior is off (feedback_prior = false): score = base")
+    fallback = results[0].get("rerank_fallback") if results else None
+    if fallback:
+        out.print(f"re-ranker not used ({fallback}): results are in the fused order")
+    elif explain and results and all(r.get("rerank_score") is None for r in results):
+        out.print("no re-ranker (rerank = none): order = score")

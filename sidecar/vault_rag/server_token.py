@@ -7,6 +7,8 @@ token in its settings. `vault-rag serve` shows it once, when it is created, and
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import secrets
 import stat
@@ -63,3 +65,14 @@ def read_token(path: Path) -> str:
 
 class DamagedTokenError(ValueError):
     """The token file holds no token (written by a version that could leave it empty)."""
+
+
+PROOF_CONTEXT = "vault-rag/health/v1\n"  # keeps a proof from being reusable as another MAC
+
+
+def token_proof(token: str, challenge: str) -> str:
+    """Proof that the server holds `token`, without sending it: hex HMAC-SHA256 keyed by the
+    token over the context and the client's fresh `challenge`. The plugin checks it before it
+    sends the token to whatever answers on the port (a squatter cannot compute it)."""
+    message = (PROOF_CONTEXT + challenge).encode("utf-8")
+    return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()

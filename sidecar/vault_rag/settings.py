@@ -74,6 +74,13 @@ class Settings(BaseSettings):
     # the plugin (`exclusions.py`). Applied together with the list the plugin pushes
     # (`PUT /v1/settings/exclude`, kept in the data dir).
     exclude: list[str] = Field(default_factory=list)
+    # Source kinds (sources/registry.py): which kinds of file are indexed besides Markdown
+    # notes, and the limits past which a PDF is skipped with a warning (`vault-rag status`).
+    index_kinds: list[Literal["md", "pdf", "canvas"]] = Field(
+        default_factory=lambda: ["md", "pdf", "canvas"]
+    )
+    max_pdf_mb: float = Field(default=50.0, gt=0)  # larger PDFs: `too_large`, not read
+    max_pdf_pages: int = Field(default=1000, ge=1)  # longer PDFs: `too_many_pages`, not read
 
     # Retrieval
     top_k: int = 10
@@ -90,6 +97,22 @@ class Settings(BaseSettings):
     # Asking about a note (`POST /v1/ask` `note`): its passages' scores × (1 + w), its linked
     # notes' × (1 + w/2), bounded (retrieval/focus.py)
     focus_boost: float = Field(default=0.3, ge=0.0, le=0.5)
+
+    # --- Re-ranking (retrieval/rerank/): a second stage over the fused top candidates ----------
+    # none: off; http: a `/v1/rerank` service (llama.cpp --reranking, TEI, vLLM, Jina, Cohere);
+    # llm: listwise by the configured chat model (`llm_model`). A timeout or error keeps the
+    # fused order, and the search, the answer and `/v1/status` say so.
+    rerank: Literal["none", "http", "llm"] = "none"
+    rerank_url: str | None = None  # http: the endpoint, e.g. http://127.0.0.1:8012/v1/rerank
+    rerank_model: str | None = None  # http: the `model` field sent (optional for local servers)
+    rerank_api_key: SecretStr | None = None  # http: sent as `Authorization: Bearer <key>`
+    rerank_candidates: int = Field(default=30, ge=1, le=200)  # top fused candidates re-scored
+    rerank_timeout: float = Field(default=10.0, gt=0)  # seconds per re-ranking request
+    rerank_doc_chars: int = Field(default=1200, ge=100)  # each passage sent, at most
+    # llm: at most this many passages and this many (estimated) prompt tokens per call
+    rerank_llm_candidates: int = Field(default=20, ge=2, le=50)
+    rerank_llm_token_budget: int = Field(default=3000, ge=500)
+    # --- end of re-ranking settings ------------------------------------------------------------
 
     # --- Answering (graph/, `vault-rag ask`): chat model, web search, grading ------------------
     # No `llm_model` means no language model: the graph answers deterministically (extractive).
@@ -126,13 +149,18 @@ class Settings(BaseSettings):
 
     # --- Server (`vault-rag serve`, api/, watch/, index/writer.py) -----------------------------
     # The host is always 127.0.0.1: the sidecar is never reachable from another machine.
-    server_port: int = Field(default=8765, ge=1, le=65535)
+    server_port: int = Field(default=8765, ge=0, le=65535)  # 0: a free port (serve --port 0)
     # Browser origins allowed to call the API (Obsidian desktop; mobile shells for later).
     server_cors_origins: list[str] = Field(
         default_factory=lambda: ["app://obsidian.md", "capacitor://localhost", "http://localhost"]
     )
     server_max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)  # larger: 413
     server_body_timeout: float = Field(default=10.0, gt=0)  # a whole request body, else 408
+    server_header_timeout: float = Field(default=10.0, gt=0)  # a request's headers, else 408
+    # Searches (`/v1/search`) run at most this many at once, the rest wait in
+    # line: CPU-bound work beyond the cores only slows every search, and asks (which run on
+    # their own threads) would wait behind all of them (50 searches made asks 16x slower).
+    server_search_concurrency: int = Field(default=2, ge=1)
     server_watch: bool = True  # follow changes made outside Obsidian (git, sync, other editors)
     watch_debounce: float = Field(default=0.5, gt=0)  # seconds of quiet that close a batch
     watch_max_delay: float = Field(default=5.0, gt=0)  # a never-quiet vault still flushes
@@ -169,6 +197,10 @@ class Settings(BaseSettings):
         return default_data_dir(self.vault)
 
 
+class SettingsFileError(ValueError):
+    """The settings file named by VAULT_RAG_CONFIG is missing, unreadable or not valid TOML."""
+
+
 class TomlFileSource(PydanticBaseSettingsSource):
     """Reads the settings file (see `config_file_path`); an explicitly named file must exist."""
 
@@ -179,10 +211,15 @@ class TomlFileSource(PydanticBaseSettingsSource):
         file = config_file_path()
         if not file.is_file():
             if os.environ.get("VAULT_RAG_CONFIG"):
-                raise FileNotFoundError(f"VAULT_RAG_CONFIG points at {file}, which does not exist")
+                raise SettingsFileError(f"VAULT_RAG_CONFIG points at {file}, which does not exist")
             return {}
-        with file.open("rb") as handle:
-            return tomllib.load(handle)
+        try:
+            with file.open("rb") as handle:
+                return tomllib.load(handle)
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsFileError(f"the settings file {file} is not valid TOML: {exc}") from exc
+        except OSError as exc:
+            raise SettingsFileError(f"the settings file {file} cannot be read: {exc}") from exc
 
 
 def defaults() -> Settings:

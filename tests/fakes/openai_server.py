@@ -156,6 +156,8 @@ class FakeOpenAIServer:
         self.ignore_stream_options = False  # no usage chunk when streaming (llama-cpp-python)
         self.delay = 0.0  # seconds to wait before answering any request
         self.chunk_delay = 0.0  # seconds between SSE chunks
+        self.in_flight = 0  # requests being answered now
+        self.max_in_flight = 0  # the most answered at once (since start or `clear`)
         self._lock = threading.Lock()
         self._chat_queue: deque[Reply] = deque()
         self._errors: deque[tuple[str | None, ErrorReply]] = deque()
@@ -241,6 +243,7 @@ class FakeOpenAIServer:
             self._requests.clear()
             self._chat_queue.clear()
             self._errors.clear()
+            self.max_in_flight = self.in_flight
 
     @staticmethod
     def vector_for(item: str | list[int], dimension: int = 64) -> list[float]:
@@ -328,6 +331,16 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         headers = {name.lower(): value for name, value in self.headers.items()}
         fake._record(RecordedRequest(method, path, headers, body))
+        with fake._lock:
+            fake.in_flight += 1
+            fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+        try:
+            self._answer(fake, method, path, body)
+        finally:
+            with fake._lock:
+                fake.in_flight -= 1
+
+    def _answer(self, fake: FakeOpenAIServer, method: str, path: str, body: Any) -> None:
         if fake.delay:
             time.sleep(fake.delay)
         if (

@@ -287,6 +287,10 @@ export function parseRelated(value: unknown): RelatedNotes {
 export interface ThreadMessage {
   role: "user" | "assistant" | "system" | "tool";
   content: string;
+  /** An answer's id (feedback, Save as note); absent for questions and older sidecars. */
+  id?: string;
+  /** An answer's citations as its stream gave them (older sidecars: none). */
+  citations?: Citation[];
 }
 
 /** `GET /v1/threads/{id}`: the stored conversation, oldest message first. */
@@ -296,7 +300,11 @@ export function parseThread(value: unknown): { threadId: string; messages: Threa
   const messages: ThreadMessage[] = [];
   for (const item of Array.isArray(data.messages) ? data.messages : []) {
     if (!isRecord(item) || typeof item.role !== "string" || !roles.includes(item.role)) continue;
-    messages.push({ role: item.role as ThreadMessage["role"], content: str(item.content) });
+    const message: ThreadMessage = { role: item.role as ThreadMessage["role"], content: str(item.content) };
+    if (typeof item.id === "string" && item.id) message.id = item.id;
+    const citations = parseCitations(item.citations);
+    if (citations.length > 0) message.citations = citations;
+    messages.push(message);
   }
   return { threadId: str(data.thread_id), messages };
 }

@@ -31,6 +31,7 @@ import {
   SidecarTimeoutError,
   SidecarUnreachableError,
 } from "./errors";
+import { MODEL_ROUTES, type ModelsState, type ModelsUpdate, type ModelTry, parseModelsState, parseModelTry } from "./models";
 import { parseSSE } from "./sse";
 
 export interface SidecarConfig {
@@ -100,6 +101,22 @@ export class SidecarClient {
     return record(await this.json("PUT", ROUTES.exclude, { exclude: folders }, { timeoutMs: WRITE_TIMEOUT_MS, ...options }));
   }
 
+  /** `GET /v1/models`: the chat model in use and what its server lists (`list`: ask the server). */
+  async models(list = true, options: RequestOptions = {}): Promise<ModelsState> {
+    const route = `${MODEL_ROUTES.models}?list=${list ? "true" : "false"}`;
+    return parseModelsState(await this.json("GET", route, undefined, { timeoutMs: 20_000, ...options }));
+  }
+
+  /** `PUT /v1/settings/models`: use this chat model (keys held in the sidecar's memory only). */
+  async setModels(choice: ModelsUpdate, options: RequestOptions = {}): Promise<ModelsState> {
+    return parseModelsState(await this.json("PUT", MODEL_ROUTES.settings, choice, { timeoutMs: 20_000, ...options }));
+  }
+
+  /** `POST /v1/settings/models/test`: list the server's models and ask the model one line. */
+  async tryModels(choice: ModelsUpdate, options: RequestOptions = {}): Promise<ModelTry> {
+    return parseModelTry(await this.json("POST", MODEL_ROUTES.test, choice, { timeoutMs: 150_000, ...options }));
+  }
+
   /** The sidecar's manifest: note path → hash (see sync/content.ts for what is hashed). */
   async noteHashes(options: RequestOptions = {}): Promise<Map<string, string>> {
     return parseHashes(await this.json("GET", ROUTES.hashes, undefined, { timeoutMs: 60_000, ...options }));
@@ -120,7 +137,7 @@ export class SidecarClient {
     const query = new URLSearchParams();
     if (page.limit !== undefined) query.set("limit", String(page.limit));
     if (page.before !== undefined) query.set("before", page.before);
-    const route = query.size > 0 ? `${ROUTES.threads}?${query.toString()}` : ROUTES.threads;
+    const route = query.toString() !== "" ? `${ROUTES.threads}?${query.toString()}` : ROUTES.threads;
     return parseThreadList(await this.json("GET", route, undefined, { timeoutMs: 10_000, ...options }));
   }
 

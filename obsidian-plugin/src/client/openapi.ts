@@ -86,6 +86,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/notes/changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Files changed: the sidecar reads them
+         * @description The plugin never posts a PDF's or a canvas's bytes: it names the files that changed
+         *     (created, modified, deleted) and the sidecar reads them from the vault, as a watcher batch
+         *     (`index/sync.py`, `VaultSync.disk`). Works for notes too.
+         */
+        post: operations["files_changed_v1_notes_changed_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/notes/hashes": {
         parameters: {
             query?: never;
@@ -258,6 +280,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The models in use and on offer
+         * @description The chat model in use, what its server lists at `/v1/models` (unless `list=false`), web
+         *     search and the embedding model (read-only here: changing it is a re-index).
+         */
+        get: operations["get_models_v1_models_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settings/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Choose the chat model
+         * @description Lay the choice over the settings file's values (null fields keep them) and use it for
+         *     the next question. Held in memory only.
+         */
+        put: operations["put_models_v1_settings_models_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settings/models/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a chat model
+         * @description List the server's models and ask the model one short question, with the given choice
+         *     laid over the one in use; nothing is changed.
+         */
+        post: operations["try_models_v1_settings_models_test_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -311,6 +396,66 @@ export interface components {
             mode?: ("strict" | "hybrid") | null;
             /** @description Ask about this note (and its selection) */
             note?: components["schemas"]["AskNote"] | null;
+        };
+        /** ChangedResult */
+        ChangedResult: {
+            /** Path */
+            path: string;
+            /**
+             * Status
+             * @description indexed: read from the vault and (re-)indexed; deleted: no longer on disk, dropped; unchanged: the index already holds this file; retry: still being written, looked at again shortly; ignored: not a kind the sidecar indexes, or excluded
+             * @enum {string}
+             */
+            status: "indexed" | "deleted" | "unchanged" | "retry" | "ignored";
+        };
+        /** ChatModelState */
+        ChatModelState: {
+            /**
+             * Source
+             * @description settings: the sidecar's settings file; plugin: pushed by the plugin
+             * @enum {string}
+             */
+            source: "settings" | "plugin";
+            /**
+             * Base Url
+             * @description The server asked (api.openai.com when none is set)
+             */
+            base_url: string;
+            /**
+             * Model
+             * @description The chat model; null: none (quoted answers)
+             */
+            model: string | null;
+            /** Has Key */
+            has_key: boolean;
+            /**
+             * Models
+             * @description What the server lists at /v1/models ([] on error)
+             */
+            models: string[];
+            /**
+             * Error
+             * @description Why the list could not be read; null: it was
+             */
+            error: string | null;
+        };
+        /** EmbeddingState */
+        EmbeddingState: {
+            /**
+             * Provider
+             * @description local, fastembed, openai or hash
+             */
+            provider: string;
+            /**
+             * Model
+             * @description The index's embedding model id
+             */
+            model: string;
+            /**
+             * Change
+             * @description What changing it costs (a full re-index)
+             */
+            change: string;
         };
         /** ExcludeState */
         ExcludeState: {
@@ -373,6 +518,20 @@ export interface components {
              */
             recorded?: boolean;
         };
+        /** FilesChanged */
+        FilesChanged: {
+            /** Paths */
+            paths: string[];
+        };
+        /** FilesChangedResult */
+        FilesChangedResult: {
+            /** Results */
+            results: components["schemas"]["ChangedResult"][];
+            /** Indexed */
+            indexed: number;
+            /** Deleted */
+            deleted: number;
+        };
         /** Health */
         Health: {
             /**
@@ -389,6 +548,67 @@ export interface components {
              * @constant
              */
             api?: "v1";
+            /**
+             * Proof
+             * @description With `?challenge=`: hex HMAC-SHA256 keyed by the token over `vault-rag/health/v1\n` + the challenge
+             */
+            proof?: string | null;
+        };
+        /** ModelTestResult */
+        ModelTestResult: {
+            /** Ok */
+            ok: boolean;
+            /**
+             * Message
+             * @description One line: the answer's time, or why it failed
+             */
+            message: string;
+            /**
+             * Reply
+             * @description What the model answered
+             */
+            reply?: string | null;
+            /**
+             * Models
+             * @description What the server lists
+             */
+            models?: string[] | null;
+            /** Seconds */
+            seconds?: number | null;
+        };
+        /** ModelsState */
+        ModelsState: {
+            chat: components["schemas"]["ChatModelState"];
+            web: components["schemas"]["WebSearchState"];
+            embeddings: components["schemas"]["EmbeddingState"];
+        };
+        /** ModelsUpdate */
+        ModelsUpdate: {
+            /**
+             * Base Url
+             * @description OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 (Ollama); empty: api.openai.com. Absent (null): the settings file's value.
+             */
+            base_url?: string | null;
+            /**
+             * Model
+             * @description Chat model id; empty: no chat model (quoted answers). Null: keep.
+             */
+            model?: string | null;
+            /**
+             * Api Key
+             * @description The server's API key (held in memory only); empty: none. Null: keep.
+             */
+            api_key?: string | null;
+            /**
+             * Tavily Api Key
+             * @description Tavily key for web search (memory only); empty: no web search.
+             */
+            tavily_api_key?: string | null;
+            /**
+             * Web Include Domains
+             * @description Domains web search may use; []: the default list.
+             */
+            web_include_domains?: string[] | null;
         };
         /** NoteHashes */
         NoteHashes: {
@@ -675,6 +895,41 @@ export interface components {
             /** Reused */
             reused: number;
         };
+        /** RerankState */
+        RerankState: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "none" | "http" | "llm";
+            /**
+             * Label
+             * @description Model and address of the re-ranker
+             */
+            label?: string | null;
+            /**
+             * Calls
+             * @description Searches that asked the re-ranker (this process)
+             * @default 0
+             */
+            calls?: number;
+            /**
+             * Fallbacks
+             * @description …of which kept the fused order (error, timeout)
+             * @default 0
+             */
+            fallbacks?: number;
+            /**
+             * Last Ok
+             * @description Whether the last search was re-ranked
+             */
+            last_ok?: boolean | null;
+            /**
+             * Last Error
+             * @description Why the last fallback happened
+             */
+            last_error?: string | null;
+        };
         /** SearchHit */
         SearchHit: {
             /** Note Path */
@@ -733,6 +988,32 @@ export interface components {
              * @default false
              */
             promoted?: boolean;
+            /**
+             * Kind
+             * @description The file's source kind: `md`, `pdf` or `canvas`
+             * @default md
+             */
+            kind?: string;
+            /**
+             * Page
+             * @description PDF: the 1-based page the passage starts on (`anchor` is `page=N`, so `[[note_path#anchor]]` opens the PDF there)
+             */
+            page?: number | null;
+            /**
+             * Page End
+             * @description PDF: the page it ends on (a paragraph running on to the next page)
+             */
+            page_end?: number | null;
+            /**
+             * Rerank Score
+             * @description The re-ranker's score, when this passage was re-scored
+             */
+            rerank_score?: number | null;
+            /**
+             * Rerank Fallback
+             * @description Why the re-ranker was not used for this search (fused order kept)
+             */
+            rerank_fallback?: string | null;
         };
         /** SearchRequest */
         SearchRequest: {
@@ -802,6 +1083,8 @@ export interface components {
             note?: components["schemas"]["NoteState"] | null;
             /** @description Where the vectors live */
             vector_store?: components["schemas"]["VectorStoreState"] | null;
+            /** @description The re-ranking stage and its health */
+            rerank?: components["schemas"]["RerankState"] | null;
         };
         /** Thread */
         Thread: {
@@ -855,8 +1138,18 @@ export interface components {
             role: "user" | "assistant" | "system" | "tool";
             /** Content */
             content: string;
-            /** Id */
+            /**
+             * Id
+             * @description An answer's id (for feedback and promote)
+             */
             id: string | null;
+            /**
+             * Citations
+             * @description An answer's citations, as its `citations` event gave them ([] otherwise)
+             */
+            citations?: {
+                [key: string]: unknown;
+            }[];
         };
         /** VectorStoreState */
         VectorStoreState: {
@@ -885,6 +1178,16 @@ export interface components {
              * @description Why it cannot be reached, and what to check
              */
             error: string | null;
+        };
+        /** WebSearchState */
+        WebSearchState: {
+            /**
+             * Enabled
+             * @description A Tavily key is set
+             */
+            enabled: boolean;
+            /** Include Domains */
+            include_domains: string[] | null;
         };
         /** WriterState */
         WriterState: {
@@ -1114,7 +1417,10 @@ export type $defs = Record<string, never>;
 export interface operations {
     health_v1_health_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A fresh random string: the answer's `proof` is its HMAC by the token */
+                challenge?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1128,6 +1434,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -1379,6 +1694,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotesRenamed"];
+                };
+            };
+            /** @description Unsafe note path (absolute, `..`, empty) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    files_changed_v1_notes_changed_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FilesChanged"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FilesChangedResult"];
                 };
             };
             /** @description Unsafe note path (absolute, `..`, empty) */
@@ -1929,6 +2313,166 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExcludeState"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_models_v1_models_get: {
+        parameters: {
+            query?: {
+                list?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelsState"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_models_v1_settings_models_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelsState"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    try_models_v1_settings_models_test_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelTestResult"];
                 };
             };
             /** @description Missing or wrong bearer token */

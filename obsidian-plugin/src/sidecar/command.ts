@@ -89,9 +89,17 @@ export function defaultServeCommand(vaultPath: string | null, url = `http://127.
   return `vault-rag serve --vault ${vault}${port === DEFAULT_PORT ? "" : ` --port ${port}`}`;
 }
 
-/** The command to run: the setting when it has one, else the default. */
-export function serveCommandLine(setting: string, vaultPath: string | null, url: string): string {
-  return setting.trim() || defaultServeCommand(vaultPath, url);
+/** What the plugin runs when the setting is empty: `vault-rag serve --vault <folder> --port 0`,
+ * a free port per vault (said in the handshake), so two vaults' sidecars run side by side. */
+export function launchCommand(vaultPath: string | null): string {
+  return `vault-rag serve --vault ${vaultPath ? quoteArg(vaultPath) : "/path/to/your/vault"} --port 0`;
+}
+
+/** The command to run: the setting when it has one, else `launchCommand`. `url` is kept for
+ * callers of the earlier signature (the port now comes from the handshake). */
+export function serveCommandLine(setting: string, vaultPath: string | null, url?: string): string {
+  void url;
+  return setting.trim() || launchCommand(vaultPath);
 }
 
 const KEPT_OPTIONS = new Set(["--vault", "--data-dir"]);

@@ -10,10 +10,16 @@
  *   (the log modal shows it, the token redacted), take the token from its handshake line and
  *   wait until `/v1/health` answers; a process that exits first, or takes longer than
  *   `startTimeoutMs`, is a failure with its log;
- * - `stop()` (the plugin unloads) ends only a process this supervisor started.
+ * - `stop()` (the plugin unloads) ends only a process this supervisor started;
+ * - a command with `--port 0` (the default: one sidecar per vault, side by side) binds a free
+ *   port and says which in its handshake: the URL is taken from there (`useUrl`) before
+ *   anything asks it; a sidecar at the configured URL that refuses this vault's token (another
+ *   vault's) is left alone and this vault's own is started;
+ * - a started sidecar that dies later is started again, after 1, 2, 4… s (at most
+ *   `maxRestarts` in a row; a run of over a minute resets the count).
  */
 import { type Clock, systemClock } from "../sync/timing";
-import { CommandSyntaxError, HANDSHAKE_ENV, parseHandshake, splitCommand, tokenCommand, tokenFromOutput } from "./command";
+import { CommandSyntaxError, HANDSHAKE_ENV, parseHandshake, quoteArg, splitCommand, tokenCommand, tokenFromOutput } from "./command";
 
 export interface ProcessExit {
   code: number | null;
@@ -75,6 +81,12 @@ export interface SupervisorDeps {
    * start loads the embedding model). */
   startTimeoutMs?: number;
   pollMs?: number;
+  /** Where the started sidecar listens, from its handshake (null: back to the configured URL). */
+  useUrl?(url: string | null): void;
+  /** Restarts in a row before giving up (default 5). */
+  maxRestarts?: number;
+  /** The first restart's delay, doubled each time up to 30 s (default 1 s). */
+  restartBaseMs?: number;
 }
 
 const MAX_LOG_LINES = 2_000;
@@ -146,6 +158,10 @@ export class SidecarSupervisor {
   private process: ProcessHandle | null = null;
   private ensuring: Promise<void> | null = null;
   private readonly clock: Clock;
+  private restarts = 0;
+  private restartTimer: unknown = null;
+  private startedAt = 0;
+  private stopped = false;
 
   constructor(private readonly deps: SupervisorDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -176,6 +192,9 @@ export class SidecarSupervisor {
 
   /** End the sidecar this supervisor started (none started: nothing happens). */
   async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.restartTimer !== null) this.clock.clearTimeout(this.restartTimer);
+    this.restartTimer = null;
     const process = this.process;
     this.process = null;
     if (process === null) return;
@@ -185,14 +204,17 @@ export class SidecarSupervisor {
   }
 
   private async run(): Promise<void> {
+    this.stopped = false;
+    const command = this.deps.command();
+    const ownPort = freePortCommand(command);
     if (await this.deps.healthy()) {
       if (this.current.kind !== "running") this.log.note("a sidecar already answers at the configured URL; using it");
       this.set({ kind: "running", ours: this.process !== null, tokenProblem: null });
-      await this.ensureToken(null);
-      return;
+      const foreign = await this.ensureToken(null, ownPort && this.process === null && this.deps.launcher !== null);
+      if (!foreign) return;
+      this.log.note("the sidecar at that URL serves another vault; starting this vault's own on a free port");
     }
     const launcher = this.deps.launcher;
-    const command = this.deps.command();
     if (launcher === null) {
       this.fail(`Obsidian cannot start programs here (desktop only). Start the sidecar yourself: ${command}`);
       return;
@@ -216,14 +238,25 @@ export class SidecarSupervisor {
     this.set({ kind: "starting" });
     this.log.note(`starting: ${argv.join(" ")}`);
     let handshake: string | null = null;
+    // With --port 0 nothing may be asked before the handshake names the port: the configured
+    // URL may be another vault's sidecar.
+    const ownPort = freePortCommand(argv.map(quoteArg).join(" "));
+    let urlKnown = !ownPort;
+    if (ownPort) this.deps.useUrl?.(null);
     const process = launcher.spawn(argv, { cwd: this.deps.cwd(), env: { [HANDSHAKE_ENV]: "1" } }, (stream, text) =>
       this.log.write(stream, text, (line) => {
         const found = stream === "out" ? parseHandshake(line) : null;
         if (found === null) return;
         handshake = found.token;
         this.log.redact(found.token);
+        if (ownPort && found.url) {
+          this.deps.useUrl?.(found.url);
+          this.log.note(`it listens at ${found.url}`);
+          urlKnown = true;
+        }
       }),
     );
+    this.startedAt = this.clock.now();
     this.process = process;
     const ended: { exit: ProcessExit | null } = { exit: null };
     void process.exited.then((result) => {
@@ -233,7 +266,7 @@ export class SidecarSupervisor {
     const deadline = this.clock.now() + (this.deps.startTimeoutMs ?? 180_000);
     for (;;) {
       if (ended.exit !== null) return; // `exited` has said why
-      if (await this.deps.healthy()) break;
+      if (urlKnown && (await this.deps.healthy())) break;
       if (ended.exit !== null) return;
       if (this.clock.now() > deadline) {
         this.fail(`The sidecar did not answer within ${Math.round((this.deps.startTimeoutMs ?? 180_000) / 1000)} s; stopped it (see its log).`);
@@ -257,19 +290,40 @@ export class SidecarSupervisor {
     const how = result.error ?? (result.signal ? `was ended by ${result.signal}` : `exited with code ${result.code}`);
     this.log.note(`the sidecar ${how}`);
     const hint = result.code === 4 ? " (its port is in use: another program, or another sidecar, listens there)" : "";
+    const wasRunning = this.current.kind === "running";
     this.fail(`The sidecar ${how}${hint}. See its log.`);
+    if (wasRunning) this.scheduleRestart();
+  }
+
+  /** A sidecar that ran and died: start it again after a back-off (see the module doc). */
+  private scheduleRestart(): void {
+    if (this.stopped || this.deps.launcher === null) return;
+    if (this.clock.now() - this.startedAt > 60_000) this.restarts = 0;
+    const max = this.deps.maxRestarts ?? 5;
+    if (this.restarts >= max) {
+      this.log.note(`not restarting: it died ${max} times in a row`);
+      return;
+    }
+    const delay = Math.min(30_000, (this.deps.restartBaseMs ?? 1_000) * 2 ** this.restarts);
+    this.restarts++;
+    this.log.note(`restarting in ${Math.round(delay / 100) / 10} s (attempt ${this.restarts} of ${max})`);
+    this.restartTimer = this.clock.setTimeout(() => {
+      this.restartTimer = null;
+      if (!this.stopped) void this.ensure();
+    }, delay);
   }
 
   /** Keep the handshake's token, or read it with `vault-rag token` when the sidecar refuses
-   * (or was never given) the plugin's token. */
-  private async ensureToken(known: string | null): Promise<void> {
+   * (or was never given) the plugin's token. True when the sidecar refuses even this vault's
+   * token and `canStartOwn`: the caller starts this vault's own instead of reporting it. */
+  private async ensureToken(known: string | null, canStartOwn = false): Promise<boolean> {
     if (known !== null) {
       await this.deps.saveToken(known);
       this.log.note("took the token from the sidecar's handshake");
-      return;
+      return false;
     }
     const state = await this.deps.tokenState();
-    if (state !== "unauthorized") return;
+    if (state !== "unauthorized") return false;
     const launcher = this.deps.launcher;
     const argv = tokenCommand(safeSplit(this.deps.command()));
     let problem = "The sidecar refused the token; paste the one `vault-rag token` prints into the settings.";
@@ -284,8 +338,9 @@ export class SidecarSupervisor {
           if ((await this.deps.tokenState()) === "ok") {
             this.log.note("took the token from vault-rag token");
             this.update({ tokenProblem: null });
-            return;
+            return false;
           }
+          if (canStartOwn) return true;
           problem = "The sidecar at this URL refuses this vault's token: does it serve another vault?";
         } else {
           problem = `\`${argv.join(" ")}\` gave no token (exit ${result.code}): ${result.stderr.trim().slice(0, 300)}`;
@@ -296,6 +351,7 @@ export class SidecarSupervisor {
     }
     this.log.note(problem);
     this.update({ tokenProblem: problem });
+    return false;
   }
 
   private update(change: { tokenProblem: string | null }): void {
@@ -310,6 +366,12 @@ export class SidecarSupervisor {
     this.current = state;
     this.deps.onChange?.(state);
   }
+}
+
+/** Whether the command asks for a free port (`--port 0`, `--port=0`). */
+export function freePortCommand(command: string): boolean {
+  const argv = safeSplit(command);
+  return argv.some((arg, i) => arg === "--port=0" || (arg === "--port" && argv[i + 1] === "0"));
 }
 
 function safeSplit(command: string): string[] {

@@ -44,6 +44,8 @@ export interface AskViewHost {
   clock?: Clock;
   /** The sidecar's supervisor: the empty state's "Start the sidecar" and "Show log". */
   sidecar?: SidecarLaunch;
+  /** Where the sidecar is asked (the started one's port); absent: the URL setting. */
+  url?: () => string;
 }
 
 export class AskView extends ItemView implements HoverParent {
@@ -132,7 +134,7 @@ export class AskView extends ItemView implements HoverParent {
       },
       statusPanel: {
         vaultPath: () => this.vaultPath(),
-        url: () => this.host.settings().sidecarUrl,
+        url: () => this.host.url?.() ?? this.host.settings().sidecarUrl,
         retry: () => void poller.poll(),
         copy: (text) => navigator.clipboard.writeText(text),
         launch: this.host.sidecar,

@@ -23,24 +23,16 @@
  * conversation back (`GET /v1/threads/{id}`) and shows its questions and answers; Esc stops a
  * running answer. Picking a thread in the history resumes it the same way.
  */
-import {
-  type AnswerMode,
-  type AskEvent,
-  type AskRequest,
-  isAbortError,
-  type ThreadList,
-  type ThreadMessage,
-  SidecarAuthError,
-  SidecarHttpError,
-  SidecarUnreachableError,
-} from "../client";
+import { type AnswerMode, type AskEvent, type AskRequest, isAbortError, type ThreadList, type ThreadMessage } from "../client";
 import { type Clock, systemClock } from "../sync/timing";
+import { describeError, randomThreadId, threadTurns } from "./conversation";
 import { h, show } from "./dom";
 import { HistoryPanel } from "./history";
 import { StatusPanel, type StatusPanelDeps } from "./indexStatus";
 import { type AskNote, askNote } from "./noteContext";
 import type { NoteTarget } from "./noteTarget";
 import { NoteToggle } from "./noteToggle";
+import { loadPatiently } from "./resume";
 import { type RenderMarkdown, type TurnActions, TurnView } from "./turn";
 
 export interface AskPaneDeps {
@@ -79,35 +71,7 @@ export interface AskPaneDeps {
   noteContext?(): { path: string; selection: string; links: string[] } | null;
 }
 
-/** Questions and their answers, in order, from a stored thread (other roles are skipped). */
-export function threadTurns(messages: ThreadMessage[]): { question: string; answer: string }[] {
-  const turns: { question: string; answer: string }[] = [];
-  for (const message of messages) {
-    if (message.role === "user") turns.push({ question: message.content, answer: "" });
-    else if (message.role === "assistant" && turns.length > 0) {
-      const last = turns[turns.length - 1] as { question: string; answer: string };
-      last.answer = last.answer ? `${last.answer}\n\n${message.content}` : message.content;
-    }
-  }
-  return turns;
-}
-
-/** A new conversation id: 32 hex digits, like the sidecar's own. */
-export function randomThreadId(): string {
-  return crypto.randomUUID().replace(/-/g, "");
-}
-
-/** What the user reads when a request fails. */
-export function describeError(error: unknown, url = "the configured URL"): string {
-  if (error instanceof SidecarUnreachableError) {
-    return `Cannot reach the Vault RAG sidecar at ${error.url || url}. Start it with "vault-rag serve" and check the URL in the settings.`;
-  }
-  if (error instanceof SidecarAuthError) {
-    return 'The sidecar refused the token. Copy it from "vault-rag token" into Settings → Vault RAG.';
-  }
-  if (error instanceof SidecarHttpError) return `The sidecar answered ${error.status}: ${error.detail}`;
-  return error instanceof Error ? error.message : String(error);
-}
+export { describeError, randomThreadId, threadTurns } from "./conversation";
 
 export class AskPane {
   readonly root: HTMLElement;
@@ -162,6 +126,7 @@ export class AskPane {
 
     const statusLine = h(this.root, "div", { cls: "vault-rag-status-line" });
     this.turnsEl = h(this.root, "div", { cls: "vault-rag-turns", testid: "turns" });
+    this.followBottom();
     this.status = new StatusPanel(statusLine, this.turnsEl, {
       vaultPath: () => null,
       url: () => "the configured URL",
@@ -287,29 +252,38 @@ export class AskPane {
     if (threadId === this.threadId && (this.turns.length > 0 || this.resuming !== null)) return;
     this.clearTurns();
     this.threadId = threadId;
-    if (this.deps.loadThread === undefined) return;
+    const load = this.deps.loadThread;
+    if (load === undefined) return;
     const controller = new AbortController();
     this.resuming = controller;
     try {
-      const messages = await this.deps.loadThread(threadId, controller.signal);
-      if (controller.signal.aborted) return;
-      for (const { question, answer } of threadTurns(messages)) {
-        const turn = this.addTurn(question);
-        turn.restored(answer);
-      }
-    } catch (error) {
-      if (controller.signal.aborted || isAbortError(error)) return;
-      if (error instanceof SidecarHttpError && error.status === 404) return;
-      this.deps.onError?.(error);
-      this.resumeErrorEl = h(this.turnsEl, "div", {
-        cls: "vault-rag-error",
-        testid: "resume-error",
-        text: `Could not load the earlier conversation: ${describeError(error)}`,
-        attrs: { role: "alert" },
+      const messages = await loadPatiently(threadId, controller.signal, {
+        load: (id, signal) => load(id, signal),
+        clock: this.clock,
+        onError: (error) => this.deps.onError?.(error),
+        note: (text, failed) => this.setResumeNote(text, failed),
       });
+      if (messages === null || controller.signal.aborted) return;
+      for (const { question, answer, answerId, citations } of threadTurns(messages)) {
+        const turn = this.addTurn(question);
+        turn.restored(answer, answerId, citations);
+      }
     } finally {
       if (this.resuming === controller) this.resuming = null;
     }
+  }
+
+  /** The line above the turns while a stored thread loads: a wait, or (`failed`) an alert. */
+  private setResumeNote(text: string | null, failed = false): void {
+    this.resumeErrorEl?.remove();
+    this.resumeErrorEl = null;
+    if (text === null) return;
+    this.resumeErrorEl = h(this.turnsEl, "div", {
+      cls: failed ? "vault-rag-error" : "vault-rag-resume-wait",
+      testid: failed ? "resume-error" : "resume-wait",
+      text,
+      attrs: failed ? { role: "alert" } : { "aria-live": "polite" },
+    });
   }
 
   /** Resume a past conversation the user picked, and keep it in the view state. */
@@ -357,6 +331,26 @@ export class AskPane {
     this.deps.onThreadChange?.(this.threadId);
   }
 
+  /** Keep the newest answer in view: a new turn scrolls to the bottom, and while an answer
+   * streams the pane follows it, unless the user has scrolled up to read something else. */
+  private followBottom(): void {
+    const el = this.turnsEl;
+    let following = true;
+    el.addEventListener("scroll", () => {
+      following = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    });
+    if (typeof MutationObserver === "undefined") return;
+    new MutationObserver(() => {
+      if (following) el.scrollTop = el.scrollHeight;
+    }).observe(el, { childList: true, subtree: true, characterData: true });
+    this.scrollToEnd = () => {
+      following = true;
+      el.scrollTop = el.scrollHeight;
+    };
+  }
+
+  private scrollToEnd: () => void = () => undefined;
+
   private addTurn(question: string, note: AskNote | null = null): TurnView {
     const turn = new TurnView(this.turnsEl, question, {
       render: this.deps.renderMarkdown,
@@ -367,6 +361,7 @@ export class AskPane {
     });
     this.turns.push(turn);
     this.status.setEmpty(false);
+    this.scrollToEnd();
     return turn;
   }
 

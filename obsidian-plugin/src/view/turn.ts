@@ -6,11 +6,13 @@
  */
 import type { AskEvent, Citation } from "../client";
 import type { Clock } from "../sync/timing";
+import { ActionRow } from "./actionRow";
 import { clear, h, show } from "./dom";
 import { linkTarget, type NoteTarget, noteTarget } from "./noteTarget";
 import { type AskNote, describeAsking, describeFocus } from "./noteContext";
 import { describeDone, describeProgress, type ProgressContext } from "./progress";
 import { neutralizeRemoteImages } from "./safeMarkdown";
+import { citedInline, sourcesLabel } from "./sources";
 
 /** Renders markdown into `el`; the returned function releases what the render holds. */
 export type RenderMarkdown = (markdown: string, el: HTMLElement) => Promise<() => void>;
@@ -62,6 +64,8 @@ export class TurnView {
   readonly answerEl: HTMLElement;
   readonly errorEl: HTMLElement;
   readonly citationsEl: HTMLElement;
+  readonly sourcesEl: HTMLDetailsElement;
+  private readonly sourcesLabel: HTMLElement;
   readonly actionsEl: HTMLElement;
   readonly statusEl: HTMLElement;
   private readonly up: HTMLButtonElement;
@@ -94,41 +98,35 @@ export class TurnView {
     show(this.focusEl, note !== null);
     this.answerEl = h(this.el, "div", { cls: "vault-rag-answer markdown-rendered", testid: "answer" });
     this.errorEl = h(this.el, "div", { cls: "vault-rag-error", testid: "error", attrs: { role: "alert" } });
-    this.citationsEl = h(this.el, "ol", { cls: "vault-rag-citations", testid: "citations" });
-    this.actionsEl = h(this.el, "div", { cls: "vault-rag-actions" });
-    this.copyButton = h(this.actionsEl, "button", { text: "Copy", testid: "copy", attrs: { "aria-label": "Copy the answer" } });
-    this.insertButton = h(this.actionsEl, "button", {
-      text: "Insert",
-      testid: "insert",
-      attrs: { "aria-label": "Insert the answer at the cursor of the last active note" },
+    // The sources, folded away when the answer already links each of them (`sources.ts`).
+    this.sourcesEl = h(this.el, "details", { cls: "vault-rag-sources", testid: "sources" });
+    this.sourcesLabel = h(this.sourcesEl, "summary", { cls: "vault-rag-sources-label", testid: "sources-label" });
+    this.citationsEl = h(this.sourcesEl, "ol", { cls: "vault-rag-citations", testid: "citations" });
+    const row = new ActionRow(this.el, {
+      copy: () => void this.copy(),
+      insert: () => this.insert(),
+      regenerate: () => options.actions.regenerate(this.question, options.note ?? null),
+      edit: () => options.actions.edit(this.question),
+      up: () => void this.rate(1),
+      down: () => void this.rate(-1),
+      save: () => void this.saveAsNote(),
     });
-    this.regenerateButton = h(this.actionsEl, "button", {
-      text: "Regenerate",
-      testid: "regenerate",
-      attrs: { "aria-label": "Ask this question again" },
-    });
-    this.editButton = h(this.actionsEl, "button", {
-      text: "Edit",
-      testid: "edit-question",
-      attrs: { "aria-label": "Edit this question and send it again" },
-    });
-    this.up = h(this.actionsEl, "button", { text: "👍", testid: "thumbs-up", attrs: { "aria-label": "Good answer" } });
-    this.down = h(this.actionsEl, "button", { text: "👎", testid: "thumbs-down", attrs: { "aria-label": "Bad answer" } });
-    this.save = h(this.actionsEl, "button", { text: "Save as note", testid: "save-as-note" });
-    this.statusEl = h(this.actionsEl, "span", { cls: "vault-rag-action-status", testid: "action-status" });
+    this.actionsEl = row.el;
+    this.statusEl = row.statusEl;
+    ({
+      copy: this.copyButton,
+      insert: this.insertButton,
+      regenerate: this.regenerateButton,
+      edit: this.editButton,
+      up: this.up,
+      down: this.down,
+      save: this.save,
+    } = row.buttons);
     show(this.errorEl, false);
-    show(this.citationsEl, false);
+    show(this.sourcesEl, false);
     this.setActionsEnabled(false);
     this.setAnswerActions();
     this.progressEl.textContent = "asking…";
-    this.copyButton.addEventListener("click", () => void this.copy());
-    this.insertButton.addEventListener("click", () => this.insert());
-    this.regenerateButton.addEventListener("click", () => options.actions.regenerate(this.question, options.note ?? null));
-    this.editButton.addEventListener("click", () => options.actions.edit(this.question));
-
-    this.up.addEventListener("click", () => void this.rate(1));
-    this.down.addEventListener("click", () => void this.rate(-1));
-    this.save.addEventListener("click", () => void this.saveAsNote());
     // [[links]] in the rendered answer open (and preview) like citations do.
     const answerLink = (event: Event): { el: HTMLElement; target: NoteTarget } | null => {
       const link = (event.target as Element | null)?.closest?.("a.internal-link");
@@ -174,6 +172,7 @@ export class TurnView {
         this.text = event.answer || this.text;
         this.scheduleRender(true);
         this.showCitations(event.citations);
+        this.foldSources(event.citations);
         this.progressEl.textContent = describeDone(event.citations.length, this.context.aspects);
         this.answerId = event.answerId || null;
         if (this.options.note) this.focusEl.textContent = describeFocus(this.options.note, event.focus ?? null);
@@ -194,11 +193,15 @@ export class TurnView {
     this.finish();
   }
 
-  /** A turn read back from a stored thread: its answer text only (the thread keeps no
-   * citations or answer id, so feedback and "Save as note" stay off). */
-  restored(answer: string): void {
+  /** A turn read back from a stored thread: its answer, and (from sidecars that keep them)
+   * its citations and id, so its sources, 👍/👎 and "Save as note" work as they did. */
+  restored(answer: string, answerId: string | null = null, citations: Citation[] = []): void {
     this.text = answer;
     this.progressEl.textContent = "";
+    this.showCitations(citations);
+    this.foldSources(citations);
+    this.answerId = answerId;
+    this.setActionsEnabled(answerId !== null);
     this.scheduleRender(true);
     this.finish();
   }
@@ -271,9 +274,16 @@ export class TurnView {
 
   // -- citations and actions ------------------------------------------------------------------
 
+  /** Fold the list away when the answer's text already links every source. */
+  private foldSources(citations: Citation[]): void {
+    this.sourcesEl.open = citations.length > 0 && !citedInline(this.text, citations);
+  }
+
   private showCitations(citations: Citation[]): void {
     if (citations.length === 0) return;
     clear(this.citationsEl);
+    this.sourcesLabel.textContent = sourcesLabel(citations.length);
+    this.sourcesEl.open = true;
     for (const citation of citations) {
       const item = h(this.citationsEl, "li");
       if (citation.kind === "web") {
@@ -313,7 +323,7 @@ export class TurnView {
       });
       link.addEventListener("mouseover", (event) => this.options.actions.hoverNote?.(target, event, link));
     }
-    show(this.citationsEl, true);
+    show(this.sourcesEl, true);
   }
 
   /** The turn is over (answered, failed, stopped or read back): its text is final. */

@@ -140,6 +140,13 @@ export class Setting {
     return this;
   }
 
+  heading = false;
+
+  setHeading(): this {
+    this.heading = true;
+    return this;
+  }
+
   addText(build: (text: TextComponent) => unknown): this {
     const text = new TextComponent();
     this.texts.push(text);
@@ -227,6 +234,8 @@ export class ButtonComponent {
 
 export class DropdownComponent extends TextComponent {
   readonly options = new Map<string, string>();
+  /** `selectEl.empty()` removes the options, as on the real element. */
+  readonly selectEl: FakeElement = Object.assign(new FakeElement(), { empty: () => this.options.clear() });
 
   addOption(value: string, display: string): this {
     this.options.set(value, display);
@@ -613,4 +622,22 @@ export class Modal {
   onOpen(): void {}
 
   onClose(): void {}
+}
+
+/** Glyphs standing in for the Lucide icons `setIcon` draws in Obsidian (the browser harness
+ * shows them in its screenshots). */
+const ICON_GLYPHS: Record<string, string> = {
+  copy: "⧉",
+  "text-cursor-input": "⤵",
+  "refresh-cw": "↻",
+  pencil: "✎",
+  "thumbs-up": "👍",
+  "thumbs-down": "👎",
+  "file-plus": "＋",
+};
+
+/** Obsidian's `setIcon`: here the icon's name in `data-icon` and a glyph as the text. */
+export function setIcon(el: HTMLElement, name: string): void {
+  el.setAttribute("data-icon", name);
+  el.textContent = ICON_GLYPHS[name] ?? "•";
 }

@@ -207,6 +207,7 @@ async function main(): Promise<void> {
   let supervisor: SidecarSupervisor | null = null;
   let sidecar = undefined;
   const command = () => serveCommandLine(settings.sidecarCommand, vaultPath, settings.sidecarUrl);
+  const configuredUrl = settings.sidecarUrl;
   if (params.get("launch") === "1") {
     const stateListeners = new StateListeners();
     supervisor = supervisorFor(client, {
@@ -215,6 +216,9 @@ async function main(): Promise<void> {
       cwd: () => vaultPath,
       saveToken: async (token) => {
         settings.token = token; // what the plugin saves in its settings (secret storage)
+      },
+      useUrl: (url) => {
+        settings.sidecarUrl = url ?? configuredUrl; // a `--port 0` sidecar's own port (Services.url)
       },
       onChange: (state) => {
         stateListeners.notify();

@@ -3,7 +3,8 @@
 // speaks the two routes the supervisor uses. The real sidecar is what the Chromium e2e starts.
 //
 //   node standInSidecar.mjs serve --vault DIR --port P   (STANDIN_TOKEN; STANDIN_DELAY_MS before it
-//                                                         listens; STANDIN_EXIT=N exits with N first)
+//                                                         listens; STANDIN_EXIT=N exits with N first;
+//                                                         P = 0: a free port, in the handshake)
 //   node standInSidecar.mjs token --vault DIR            (prints STANDIN_TOKEN)
 import http from "node:http";
 
@@ -27,12 +28,16 @@ if (process.env.STANDIN_EXIT) {
   process.stderr.write("cannot listen on 127.0.0.1: address already in use\n");
   process.exit(Number(process.env.STANDIN_EXIT));
 }
-const port = Number(option("--port"));
+const asked = Number(option("--port"));
 process.stdout.write(`${token}\n`); // a first start shows the token once, as vault-rag serve does
-if (process.env.VAULT_RAG_HANDSHAKE === "1") {
-  process.stdout.write(`vault-rag-handshake ${JSON.stringify({ url: `http://127.0.0.1:${port}`, token, version: "stand-in" })}\n`);
-}
-process.stderr.write(`vault ${option("--vault")} · http://127.0.0.1:${port}\n`);
+process.stderr.write(`pid ${process.pid}\n`);
+const announce = (port) => {
+  if (process.env.VAULT_RAG_HANDSHAKE === "1") {
+    process.stdout.write(`vault-rag-handshake ${JSON.stringify({ url: `http://127.0.0.1:${port}`, token, version: "stand-in" })}\n`);
+  }
+  process.stderr.write(`vault ${option("--vault")} · http://127.0.0.1:${port}\n`);
+};
+if (asked !== 0) announce(asked); // --port 0: once the system has chosen one
 const server = http.createServer((request, response) => {
   const send = (status, body) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
   if (request.url === "/v1/health") return send(200, { status: "ok", version: "stand-in", api: "v1" });
@@ -40,7 +45,14 @@ const server = http.createServer((request, response) => {
   if (request.url?.startsWith("/v1/status")) return send(200, { notes: 3, chunks: 9, pending: 0, embedded: 9 });
   return send(404, { code: "not_found", message: "no route", detail: null });
 });
-setTimeout(() => server.listen(port, "127.0.0.1", () => process.stderr.write("INFO: Application startup complete.\n")), Number(process.env.STANDIN_DELAY_MS ?? 0));
+setTimeout(
+  () =>
+    server.listen(asked, "127.0.0.1", () => {
+      if (asked === 0) announce(server.address().port);
+      process.stderr.write("INFO: Application startup complete.\n");
+    }),
+  Number(process.env.STANDIN_DELAY_MS ?? 0),
+);
 process.on("SIGTERM", () => {
   process.stderr.write("INFO: Shutting down\n");
   server.close();

@@ -21,6 +21,7 @@ from vault_rag.api.routers import (
     ask,
     exclude,
     health,
+    models,
     notes,
     related,
     search,
@@ -37,6 +38,7 @@ from vault_rag.index.vault_index import VaultIndex
 from vault_rag.index.writer import IndexWriter
 from vault_rag.server_token import load_or_create_token
 from vault_rag.settings import Settings
+from vault_rag.sources.registry import source_registry
 from vault_rag.watch.changes import DiskSync
 from vault_rag.watch.watcher import VaultWatcher
 
@@ -122,7 +124,7 @@ def create_app(
     install_error_handlers(app)
     v1 = APIRouter(prefix="/v1")
     v1.include_router(health.router)
-    for module in (status, notes, search, related, ask, threads, answers, exclude):
+    for module in (status, notes, search, related, ask, threads, answers, exclude, models):
         v1.include_router(module.router, dependencies=[Depends(require_token)])
     app.include_router(v1)
     from vault_rag.mcp_server.http import mount_mcp
@@ -180,6 +182,8 @@ def _open_state(
             prior=prior,
             checkpointer=None,
             graph=None,
+            search_capacity=anyio.CapacityLimiter(settings.server_search_concurrency),
+            configured_settings=settings,
         )
         if settings.server_watch if watch is None else watch:
             state.watcher = _start_watcher(settings, index, sync, exclusions.ignores())
@@ -219,6 +223,7 @@ def _start_watcher(
         index.vault_root,
         lambda paths, dirs: sync.submit(paths, dirs),
         ignores=ignores,
+        suffixes=source_registry(settings).suffixes,
         debounce=settings.watch_debounce,
         max_delay=settings.watch_max_delay,
     )

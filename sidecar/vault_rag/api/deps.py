@@ -48,8 +48,14 @@ class ServerState:
     prior: Any  # feedback.prior.FeedbackPrior shared by every search path; None: off
     checkpointer: Any  # an AsyncSqliteSaver on <data dir>/threads.sqlite3
     graph: Any  # the compiled answer graph with that checkpointer (for reading threads)
+    # Searches at once (`server_search_concurrency`); the answer path runs outside it.
+    search_capacity: Any = None  # anyio.CapacityLimiter, made in the server's event loop
     asks: AskCounters = field(default_factory=AskCounters)
     turns: ThreadTurns = field(default_factory=ThreadTurns)  # one turn at a time per thread
+    # The chat model chosen in Obsidian (`/v1/settings/models`), laid over the settings the
+    # server started with (`configured_settings`); None: the settings file's own.
+    model_choice: Any = None
+    configured_settings: Settings | None = None
 
 
 def get_state(request: Request) -> ServerState:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -11,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from vault_rag.doctor import damaged_database, note_damage_seen
 from vault_rag.embeddings.base import EmbeddingError
 
 log = logging.getLogger(__name__)
@@ -85,6 +87,23 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(EmbeddingError)
     async def embedding_error(request: Request, exc: EmbeddingError) -> JSONResponse:
         return error_response(503, "embedding_unavailable", str(exc))
+
+    @app.exception_handler(sqlite3.DatabaseError)
+    async def database_error(request: Request, exc: sqlite3.DatabaseError) -> JSONResponse:
+        # A page damaged in the middle of a database passes the open-time check and fails
+        # the first query that reads it: say what it is and what repairs it, not "internal".
+        if damaged_database(exc) is not None:
+            log.error("damaged database on %s %s: %s", request.method, request.url.path, exc)
+            server = getattr(request.app.state, "server", None)
+            if server is not None:  # the next start runs the full check and repairs it
+                note_damage_seen(server.index.data_dir, str(exc))
+            return error_response(
+                503,
+                "index_damaged",
+                f"a database of the index is damaged ({exc}); stop the sidecar and run "
+                "`vault-rag doctor --repair`, or restart it: the next start repairs it",
+            )
+        return await internal_error(request, exc)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:

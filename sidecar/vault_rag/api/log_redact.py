@@ -10,19 +10,29 @@ import re
 from urllib.parse import parse_qsl, urlencode
 
 REDACTED = "[redacted]"
-_QUERY = re.compile(r"\?([^\s\"']*)")
+# In free text only a `?` that starts a `key=value` query is one: a question mark in a message
+# ("what is BeginPlay? …") is left alone (it used to become "?[redacted]").
+_QUERY_IN_TEXT = re.compile(r"\?([A-Za-z_][\w.-]*=[^\s\"']*)")
+_QUERY_IN_PATH = re.compile(r"\?([^\s\"']*)")
+_ACCESS_PATH_ARG = 2  # uvicorn.access: (client, method, full path, http version, status)
+
+
+def _blank(match: re.Match[str]) -> str:
+    pairs = parse_qsl(match.group(1), keep_blank_values=True)
+    if not pairs or "=" not in match.group(1):  # `?abc`: the whole query may be a secret
+        return "?" + REDACTED
+    return "?" + urlencode([(k, REDACTED) for k, _ in pairs], safe="[]")
 
 
 def redact_query(path: str) -> str:
-    """`/v1/x?token=abc&wait=true` → `/v1/x?token=[redacted]&wait=[redacted]`."""
+    """`/v1/x?token=abc&wait=true` → `/v1/x?token=[redacted]&wait=[redacted]` (a request path:
+    whatever follows its `?` is a query, `?abc` included)."""
+    return _QUERY_IN_PATH.sub(_blank, path)
 
-    def blank(match: re.Match[str]) -> str:
-        pairs = parse_qsl(match.group(1), keep_blank_values=True)
-        if not pairs:
-            return "?" + REDACTED
-        return "?" + urlencode([(k, REDACTED) for k, _ in pairs], safe="[]")
 
-    return _QUERY.sub(blank, path)
+def redact_text(text: str) -> str:
+    """The query strings inside free text (`… GET /v1/x?token=abc …`), nothing else."""
+    return _QUERY_IN_TEXT.sub(_blank, text) if "?" in text else text
 
 
 class RedactFilter(logging.Filter):
@@ -35,13 +45,17 @@ class RedactFilter(logging.Filter):
             return value
         for secret in self.secrets:
             value = value.replace(secret, REDACTED)
-        return redact_query(value) if "?" in value else value
+        return redact_text(value)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.msg, str):
             record.msg = self._clean(record.msg)
         if isinstance(record.args, tuple):
-            record.args = tuple(self._clean(a) for a in record.args)
+            args = [self._clean(a) for a in record.args]
+            path = args[_ACCESS_PATH_ARG] if len(args) > _ACCESS_PATH_ARG else None
+            if record.name == "uvicorn.access" and isinstance(path, str):
+                args[_ACCESS_PATH_ARG] = redact_query(path)
+            record.args = tuple(args)
         elif isinstance(record.args, dict):
             record.args = {k: self._clean(v) for k, v in record.args.items()}
         return True

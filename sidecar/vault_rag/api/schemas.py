@@ -57,6 +57,11 @@ class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str
     api: Literal["v1"] = "v1"
+    proof: str | None = Field(
+        None,
+        description="With `?challenge=`: hex HMAC-SHA256 keyed by the token over "
+        "`vault-rag/health/v1\\n` + the challenge",
+    )
 
 
 class WriterState(BaseModel):
@@ -98,6 +103,15 @@ class VectorStoreState(BaseModel):
     error: str | None = Field(description="Why it cannot be reached, and what to check")
 
 
+class RerankState(BaseModel):
+    kind: Literal["none", "http", "llm"]
+    label: str | None = Field(None, description="Model and address of the re-ranker")
+    calls: int = Field(0, description="Searches that asked the re-ranker (this process)")
+    fallbacks: int = Field(0, description="…of which kept the fused order (error, timeout)")
+    last_ok: bool | None = Field(None, description="Whether the last search was re-ranked")
+    last_error: str | None = Field(None, description="Why the last fallback happened")
+
+
 class Status(BaseModel):
     vault: str
     data_dir: str
@@ -118,6 +132,7 @@ class Status(BaseModel):
     asks: AskCounts
     note: NoteState | None = Field(None, description="Only when `?path=` is given")
     vector_store: VectorStoreState | None = Field(None, description="Where the vectors live")
+    rerank: RerankState | None = Field(None, description="The re-ranking stage and its health")
 
 
 # -- notes -------------------------------------------------------------------------------------
@@ -224,6 +239,25 @@ class NotesRenamed(BaseModel):
     renamed: int
 
 
+class FilesChanged(ApiModel):
+    paths: list[NotePath] = Field(min_length=1, max_length=10_000)
+
+
+class ChangedResult(BaseModel):
+    path: str
+    status: Literal["indexed", "deleted", "unchanged", "retry", "ignored"] = Field(
+        description="indexed: read from the vault and (re-)indexed; deleted: no longer on disk, "
+        "dropped; unchanged: the index already holds this file; retry: still being written, "
+        "looked at again shortly; ignored: not a kind the sidecar indexes, or excluded"
+    )
+
+
+class FilesChangedResult(BaseModel):
+    results: list[ChangedResult]
+    indexed: int
+    deleted: int
+
+
 class NoteHashes(BaseModel):
     algorithm: Literal["sha256"] = "sha256"
     hashes: dict[str, str] = Field(
@@ -265,6 +299,21 @@ class SearchHit(BaseModel):
     base_score: float | None = Field(None, description="The fused score before feedback")
     prior: float = Field(1.0, description="The feedback factor: score = base_score × prior")
     promoted: bool = Field(False, description="The note is an answer saved as a note")
+    kind: str = Field("md", description="The file's source kind: `md`, `pdf` or `canvas`")
+    page: int | None = Field(
+        None,
+        description="PDF: the 1-based page the passage starts on (`anchor` is `page=N`, so "
+        "`[[note_path#anchor]]` opens the PDF there)",
+    )
+    page_end: int | None = Field(
+        None, description="PDF: the page it ends on (a paragraph running on to the next page)"
+    )
+    rerank_score: float | None = Field(
+        None, description="The re-ranker's score, when this passage was re-scored"
+    )
+    rerank_fallback: str | None = Field(
+        None, description="Why the re-ranker was not used for this search (fused order kept)"
+    )
 
 
 class SearchResponse(BaseModel):
@@ -349,7 +398,11 @@ class ExcludeState(BaseModel):
 class ThreadMessage(BaseModel):
     role: Literal["user", "assistant", "system", "tool"]
     content: str
-    id: str | None
+    id: str | None = Field(description="An answer's id (for feedback and promote)")
+    citations: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="An answer's citations, as its `citations` event gave them ([] otherwise)",
+    )
 
 
 class Thread(BaseModel):

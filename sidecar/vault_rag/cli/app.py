@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from vault_rag.private_files import private_umask
 from vault_rag.vault.types import VaultWarning
@@ -55,9 +56,10 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable
 def print_warnings(warnings: list[VaultWarning]) -> None:
     for w in warnings:
         where = f"{w.note}:{w.line}" if w.line else w.note
-        err.print(f"[yellow]warning[/] {w.code} {where}: {w.message}", highlight=False)
+        text = escape(f"{w.code} {where}: {w.message}")
+        err.print(f"[yellow]warning[/] {text}", highlight=False)
 
 
 def fail(message: str, code: int = 1) -> None:
-    err.print(f"[red]error:[/] {message}", highlight=False)
+    err.print(f"[red]error:[/] {escape(str(message))}", highlight=False)
     raise typer.Exit(code)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
 from vault_rag.context import make_indexer, open_index
@@ -37,7 +38,7 @@ def _refresh_index(settings: Settings, index: VaultIndex, quiet: bool) -> str | 
     except StoreUnavailableError as exc:
         return f"the vector store cannot be reached, answering from BM25 alone ({exc})"
     if not quiet and (summary.notes_changed or summary.notes_deleted or summary.chunks_embedded):
-        err.print(f"[dim]indexed: {summary.line()}[/]", highlight=False)
+        err.print(f"[dim]indexed: {escape(str(summary.line()))}[/]", highlight=False)
     return None
 
 
@@ -47,10 +48,14 @@ def _print_citations(citations: list[dict[str, Any]]) -> None:
     out.print("\nSources:", style="bold")
     for c in citations:
         if c.get("kind") == "web":
-            out.print(f"  {c['url']}", highlight=False)
+            out.print(f"  {c['url']}", highlight=False, markup=False)
         else:
             where = f"{c['note_path']}" + (f" › {c['heading']}" if c.get("heading") else "")
-            out.print(f"  {where}  (lines {c['line_start']}–{c['line_end']})", highlight=False)
+            out.print(
+                f"  {where}  (lines {c['line_start']}–{c['line_end']})",
+                highlight=False,
+                markup=False,
+            )
 
 
 def _about(index: VaultIndex, note: str, selection: str | None) -> dict[str, Any]:
@@ -96,7 +101,7 @@ async def _ask(
             elif event.event == "progress" and event.data.get("reset") and streamed:
                 sys.stdout.write("\n\n[the model failed; falling back]\n\n")
             elif event.event == "progress" and progress_visible:
-                err.print(f"[dim]· {event.data['node']}[/]", highlight=False)
+                err.print(f"[dim]· {escape(str(event.data['node']))}[/]", highlight=False)
             elif event.event == "final":
                 final = event.data
     if final is not None and not as_json and not streamed:
@@ -163,13 +168,13 @@ def ask(
     if final.get("focus"):
         f = final["focus"]
         err.print(
-            f"[dim]about {f['path']}: {f['cited']} of the sources from it, "
+            f"[dim]about {escape(f['path'])}: {f['cited']} of the sources from it, "
             f"{f['cited_linked']} from its {f['linked']} linked notes[/]",
             highlight=False,
         )
     _print_citations(final["citations"])
     for line in final["notes"]:
-        err.print(f"[yellow]note:[/] {line}", highlight=False)
+        err.print(f"[yellow]note:[/] {escape(str(line))}", highlight=False)
     err.print(
         f"[dim]model calls {final['llm_calls']} (+{final['repair_retries']} repairs), tokens "
         f"{final['prompt_tokens']} in / {final['completion_tokens']} out · thread "
@@ -214,7 +219,7 @@ def check_typos(
 
     def on_note(path: str, found: int) -> None:
         if not as_json:
-            err.print(f"[dim]{path}: {found}[/]", highlight=False)
+            err.print(f"[dim]{escape(str(path))}: {escape(str(found))}[/]", highlight=False)
 
     try:  # excluded folders are private: never sent to the model
         ignores = Exclusions.load(settings, settings.resolved_data_dir()).ignores()
@@ -231,8 +236,12 @@ def check_typos(
             + "\n"
         )
         return
-    out.print(f"{len(report.typos)} likely typos in {report.notes_checked} notes", highlight=False)
+    out.print(
+        f"{len(report.typos)} likely typos in {report.notes_checked} notes",
+        highlight=False,
+        markup=False,
+    )
     for f in files:
-        out.print(f"report: {f}", highlight=False)
+        out.print(f"report: {f}", highlight=False, markup=False)
     for problem in report.errors:
-        err.print(f"[yellow]warning:[/] {problem}", highlight=False)
+        err.print(f"[yellow]warning:[/] {escape(str(problem))}", highlight=False)

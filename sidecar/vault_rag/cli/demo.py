@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, app, err, out
@@ -25,14 +26,17 @@ def demo(
 ) -> None:
     """Index, search and ask the bundled sample vault (Chinese and English UE notes)."""
     vault = sample_vault_path()
-    out.print(f"[bold]Sample vault:[/] {vault}", highlight=False)
+    out.print(f"[bold]Sample vault:[/] {escape(str(vault))}", highlight=False)
     settings = load_settings(vault=vault, data_dir=data_dir)
     index = open_index(settings)
     try:
-        out.print(f"[bold]Indexing[/] into {index.data_dir}", highlight=False)
+        out.print(f"[bold]Indexing[/] into {escape(str(index.data_dir))}", highlight=False)
         out.print(run_with_progress(make_indexer(settings, index)).line(), highlight=False)
         for w in index.manifest.warnings():
-            err.print(f"[yellow]warning[/] {w['code']} {w['note']}:{w['line']}: {w['message']}")
+            err.print(
+                "[yellow]warning[/] "
+                + escape(f"{w['code']} {w['note']}:{w['line']}: {w['message']}")
+            )
         results = hybrid_search(index, question, search_options(settings, k=5))
     finally:
         index.close()
@@ -42,5 +46,5 @@ def demo(
     for i, r in enumerate(results, 1):
         table.add_row(str(i), r.note_path, r.heading_path, f"{r.line_start}-{r.line_end}")
     out.print(table)
-    out.print(f"\n[bold]ask:[/] {question}", highlight=False)
+    out.print(f"\n[bold]ask:[/] {escape(str(question))}", highlight=False)
     ask(question=question, vault=vault, data_dir=data_dir)

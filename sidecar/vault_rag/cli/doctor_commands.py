@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from vault_rag.cli.app import DataDirOption, VaultOption, app, fail, out
 from vault_rag.settings import load_settings
@@ -34,7 +35,7 @@ def doctor(
 
     settings = load_settings(vault=vault, data_dir=data_dir)
     data = settings.resolved_data_dir()
-    out.print(f"data dir: {data}", highlight=False)
+    out.print(f"data dir: {data}", highlight=False, markup=False)
     if not data.exists():
         out.print("nothing there yet: `vault-rag index` or `vault-rag serve` creates it")
         return
@@ -45,7 +46,7 @@ def doctor(
         return
     report = checks.full_check(data, lambda: VaultIndex(vault, data, provider))
     for finding in report.findings:
-        state = "[green]ok[/]" if finding.ok else f"[red]damaged[/]: {finding.problem}"
+        state = "[green]ok[/]" if finding.ok else f"[red]damaged[/]: {escape(finding.problem)}"
         present = (data / finding.part.path).exists()
         out.print(
             f"{finding.part.name:<24} {finding.part.path:<18} "
@@ -53,7 +54,7 @@ def doctor(
             highlight=False,
         )
     for note in report.notes:
-        out.print(note, highlight=False)
+        out.print(note, highlight=False, markup=False)
     if not report.damaged:
         out.print("no damage found")
         return
@@ -68,7 +69,7 @@ def doctor(
     try:
         checks.repair(data, report)
         for action in report.actions:
-            out.print(f"repaired: {action}", highlight=False)
+            out.print(f"repaired: {action}", highlight=False, markup=False)
         index = VaultIndex(vault, data, provider)
         try:
             lock.release()  # the indexer takes the writer lock itself
@@ -82,4 +83,4 @@ def doctor(
     finally:
         if lock is not None:
             lock.release()
-    out.print(f"rebuilt from the vault: {summary.line()}", highlight=False)
+    out.print(f"rebuilt from the vault: {summary.line()}", highlight=False, markup=False)

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
@@ -68,6 +69,14 @@ def eval_command(
             "--baseline", help="Also score the naive LangChain pipeline (dense, BM25, hybrid)."
         ),
     ] = None,
+    rerank: Annotated[
+        bool,
+        typer.Option(
+            "--rerank",
+            help="Also score the search with the configured re-ranker (`rerank` setting), "
+            "as `ours+rerank`.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the tables as Markdown (docs/retrieval.md).")
@@ -82,6 +91,8 @@ def eval_command(
         fail(str(exc))
     sides = _sides(side or [Side.fused])
     settings = load_settings(vault=vault, data_dir=data_dir)
+    if rerank and settings.rerank == "none":
+        fail('--rerank needs a re-ranker: set rerank = "http" or "llm" (see the settings)')
     try:
         vault_index = open_index(settings)
     except EmbeddingError as exc:
@@ -95,6 +106,9 @@ def eval_command(
             IndexSystem(vault_index, search_options(settings, k * settings.per_note_cap), s)
             for s in sides
         ]
+        if rerank:
+            options = search_options(settings, k * settings.per_note_cap, rerank=True)
+            systems.append(IndexSystem(vault_index, options, "fused", "ours+rerank"))
         if baseline is Baseline.naive:
             from vault_rag.evaluation.naive import NaivePipeline, NaiveSystem
 
@@ -129,6 +143,7 @@ def eval_command(
         "chunk_max": settings.chunk_max,
         "model": vault_index.provider.model_id,
         "feedback_prior": False,
+        "rerank": settings.rerank if rerank else "none",
     }
     if pipeline is not None:
         report["naive"] = {
@@ -155,7 +170,7 @@ def _update_index(settings: Settings, vault_index: VaultIndex) -> IndexSummary:
     """Index what changed (the normal incremental indexer), quietly; a summary on stderr."""
     vault_index.check_model()
     summary = make_indexer(settings, vault_index).run()
-    err.print(f"index: {vault_index.data_dir}: {summary.line()}", highlight=False)
+    err.print(f"index: {vault_index.data_dir}: {summary.line()}", highlight=False, markup=False)
     if summary.chunks_pending:
         err.print(f"[yellow]warning[/] {summary.chunks_pending} chunks have no vector yet")
     return summary
@@ -194,7 +209,9 @@ def _print(report: dict[str, Any]) -> None:
         if name.startswith("naive"):
             continue  # the naive lists' misses are in --json
         misses = data["misses"]
-        console.print(f"\n[bold]{name}[/]: {len(misses)} questions without the gold note at rank 1")
+        console.print(
+            f"\n[bold]{escape(name)}[/]: {len(misses)} questions without the gold note at rank 1"
+        )
         for miss in misses:
             rank = miss["gold_rank"] or f">{k}"
             top = miss["first"]
@@ -203,4 +220,5 @@ def _print(report: dict[str, Any]) -> None:
                 f"  {miss['id']} [{miss['kind']}] gold rank {rank}: {miss['question']}\n"
                 f"      gold {', '.join(miss['gold'])}\n      first {first}",
                 highlight=False,
+                markup=False,
             )

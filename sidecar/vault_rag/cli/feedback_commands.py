@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
 from vault_rag.context import make_indexer, open_index
@@ -100,7 +101,7 @@ def promote(
         payload = {"path": rel, "absolute_path": str(path), "indexed": indexed}
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
-    out.print(f"saved: {rel}", highlight=False)
+    out.print(f"saved: {rel}", highlight=False, markup=False)
 
 
 def _index(settings: Settings) -> bool:
@@ -108,13 +109,13 @@ def _index(settings: Settings) -> bool:
     try:
         index = open_index(settings)
     except EmbeddingError as exc:
-        err.print(f"[yellow]note:[/] not indexed yet: {exc}", highlight=False)
+        err.print(f"[yellow]note:[/] not indexed yet: {escape(str(exc))}", highlight=False)
         return False
     try:
         make_indexer(settings, index).run()
         return True
     except (IndexLockedError, ModelMismatchError, EmbeddingError, StoreUnavailableError) as exc:
-        err.print(f"[yellow]note:[/] not indexed yet: {exc}", highlight=False)
+        err.print(f"[yellow]note:[/] not indexed yet: {escape(str(exc))}", highlight=False)
         return False
     finally:
         index.close()

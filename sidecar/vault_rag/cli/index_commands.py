@@ -7,6 +7,7 @@ import sys
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -79,7 +80,7 @@ def index(
     except ExcludeError as exc:  # never guess "nothing excluded": that would index them
         vault_index.close()
         fail(str(exc))
-    out.print(f"index: {vault_index.data_dir}", highlight=False)
+    out.print(f"index: {vault_index.data_dir}", highlight=False, markup=False)
     try:
         if rebuild:
             with indexer.lock:
@@ -99,7 +100,9 @@ def index(
         vault_index.close()
     out.print(summary.line(), highlight=False)
     if summary.warnings:
-        out.print(f"{summary.warnings} warnings: see `vault-rag status --vault {vault}`")
+        out.print(
+            f"{summary.warnings} warnings: see `vault-rag status --vault {vault}`", markup=False
+        )
 
 
 @app.command()
@@ -187,7 +190,12 @@ def status(
         table.add_row(key, str(value))
     out.print(table)
     for w in info.get("warnings", [])[:50]:
-        out.print(f"[yellow]warning[/] {w['code']} {w['note']}: {w['message']}", highlight=False)
+        out.print(
+            "[yellow]warning[/] "
+            + escape(f"{w['code']} {w['note']}: {w['message']}")
+            + (f" [dim](×{w['count']})[/]" if w["count"] > 1 else ""),
+            highlight=False,
+        )
     if info.get("note_state"):
         out.print(info["note_state"])
 

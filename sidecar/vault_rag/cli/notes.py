@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from vault_rag.chunking.chunker import ChunkOptions, chunk_note
 from vault_rag.cli.app import JsonOption, VaultOption, app, fail, out, print_warnings
@@ -93,7 +94,7 @@ def chunks(
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n")
         return
-    table = Table(title=f"{resolved.path}: {len(result)} chunks")
+    table = Table(title=Text(f"{resolved.path}: {len(result)} chunks"))
     for column in ("#", "lines", "tokens", "size", "code", "origin", "hierarchy"):
         table.add_column(column)
     for i, c in enumerate(result, 1):
@@ -103,8 +104,8 @@ def chunks(
             str(c.extra.get("tokens", "")),
             str(c.size),
             "yes" if c.has_code else "",
-            c.origin if c.origin != c.note_path else "",
-            c.hierarchy_path,
+            Text(c.origin if c.origin != c.note_path else ""),
+            Text(c.hierarchy_path),
         )
     out.print(table)
     print_warnings(resolved.warnings)
@@ -130,7 +131,7 @@ def print_vault_stats(vault: Path) -> None:
         tokens.extend(c.extra.get("tokens", 0) for c in result.chunks)
         with_embeds += bool(result.note.dependencies)
         warnings.extend(result.warnings)
-    table = Table(title=f"Chunks of {vault.name}")
+    table = Table(title=Text(f"Chunks of {vault.name}"))
     table.add_column("measure")
     table.add_column("value", justify="right")
     table.add_row("notes", str(notes))

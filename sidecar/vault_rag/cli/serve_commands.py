@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from vault_rag import __version__
 from vault_rag.cli.app import DataDirOption, VaultOption, app, err, fail, out
@@ -27,7 +28,13 @@ def serve(
     data_dir: DataDirOption = None,
     port: Annotated[
         int | None,
-        typer.Option("--port", min=1, max=65535, help="Port on 127.0.0.1 (default 8765)."),
+        typer.Option(
+            "--port",
+            min=0,
+            max=65535,
+            help="Port on 127.0.0.1 (default 8765). 0: a free port, chosen now and written to "
+            "the data dir's server.json and the handshake (one sidecar per vault, side by side).",
+        ),
     ] = None,
     log_level: Annotated[
         str, typer.Option("--log-level", help="uvicorn log level: warning, info, debug.")
@@ -48,6 +55,7 @@ def serve(
     import uvicorn
 
     from vault_rag.api import HOST, create_app
+    from vault_rag.api.header_timeout import header_timeout_protocol
     from vault_rag.api.log_redact import install_redaction
     from vault_rag.doctor import DamagedDataError, recover
     from vault_rag.embeddings.base import EmbeddingError
@@ -64,9 +72,10 @@ def serve(
     # The port is bound before anything is indexed: a port in use fails at once, not after
     # the whole start-up index (uvicorn binds only after the app's start-up has finished).
     sock = bind_port(HOST, settings.server_port)
+    bound = sock.getsockname()[1]  # the port itself when --port 0 let the system choose
     try:  # damaged files: set aside (the index is rebuilt from the vault by the start-up scan)
         for action in recover(data):
-            err.print(f"[yellow]repaired:[/] {action}", highlight=False)
+            err.print(f"[yellow]repaired:[/] {escape(str(action))}", highlight=False)
     except DamagedDataError as exc:
         fail(str(exc))
     try:  # the excluded folders must be known before the vault is read
@@ -80,29 +89,30 @@ def serve(
     if created:
         err.print(
             "[bold]Sidecar token[/] (paste it into the plugin's settings; shown once, "
-            f"`vault-rag token --vault {vault}` shows it again):",
+            f"`vault-rag token --vault {escape(str(vault))}` shows it again):",
             highlight=False,
         )
         out.print(token, highlight=False, soft_wrap=True)
     if handshake:  # for the process that started this one (it reads our stdout), nobody else
-        print_handshake(f"http://{HOST}:{settings.server_port}", token)
+        print_handshake(f"http://{HOST}:{bound}", token)
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     err.print(
-        f"[dim]vault {settings.vault} · index {data} · http://{HOST}:{settings.server_port}[/]",
+        f"[dim]{escape(f'vault {settings.vault} · index {data}')} · http://{HOST}:{bound}[/]",
         highlight=False,
     )
     sidecar_app = create_app(settings, token=token)
     config = uvicorn.Config(
         sidecar_app,
         host=HOST,
-        port=settings.server_port,
+        port=bound,
         log_level=log_level.lower(),
         timeout_graceful_shutdown=5,
+        http=header_timeout_protocol(settings.server_header_timeout),
     )
     install_redaction([token])  # after uvicorn.Config: it configures the loggers
     logging.getLogger("uvicorn.error").addFilter(_QuietDiskFault(sidecar_app))
     record = ServerRecord(
-        url=f"http://{HOST}:{settings.server_port}",
+        url=f"http://{HOST}:{bound}",
         pid=os.getpid(),
         vault=str(settings.vault),
         version=__version__,
@@ -205,5 +215,5 @@ def token(vault: VaultOption, data_dir: DataDirOption = None) -> None:
         fail(str(exc))
         return
     if created:
-        err.print(f"[dim]new token saved in {token_path(data)}[/]", highlight=False)
+        err.print(f"[dim]new token saved in {escape(str(token_path(data)))}[/]", highlight=False)
     out.print(value, highlight=False, soft_wrap=True)

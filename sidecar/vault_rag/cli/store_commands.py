@@ -26,7 +26,7 @@ def migrate(
     settings (`chroma_url`, `milvus_uri`, ...). Then set `vector_store` to the same value."""
     settings = load_settings(vault=vault, data_dir=data_dir, vector_store=to)
     target_dir = settings.resolved_data_dir()
-    out.print(f"index: {target_dir}", highlight=False)
+    out.print(f"index: {target_dir}", highlight=False, markup=False)
     try:
         summary = migrate_index(settings, vault, target_dir)
     except (MigrateError, IndexLockedError, StoreUnavailableError) as exc:

@@ -29,10 +29,12 @@ SIDES: dict[str, tuple[Retriever, ...]] = {
 }
 
 
-def search_options(settings: Settings, k: int) -> SearchOptions:
+def search_options(settings: Settings, k: int, rerank: bool = False) -> SearchOptions:
     """The options `POST /v1/search` uses for these settings (built by the one builder,
-    `retrieval.hybrid.search_options`), asking for `k` passages; no feedback prior."""
-    return product_search_options(settings, k=k)
+    `retrieval.hybrid.search_options`), asking for `k` passages; no feedback prior, and the
+    re-ranker only when `rerank` (`vault-rag eval --rerank`), so runs stay comparable."""
+    options = product_search_options(settings, k=k)
+    return options if rerank else replace(options, reranker=None)
 
 
 class System(Protocol):

@@ -12,6 +12,7 @@ UE identifiers count properly).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from vault_rag.chunking.blocks import Block, Document
@@ -25,6 +26,9 @@ NO_MODEL_NOTE = (
 )
 MAX_PASSAGES = 3
 MAX_EXCERPT_CHARS = 420
+# An Obsidian block id: `^id` ending a block's last line (after a space) or alone on a line.
+_BLOCK_ID = re.compile(r"(^|[ \t])\^[A-Za-z0-9-]+[ \t]*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,23 @@ def best_excerpt(text: str, question_terms: set[str], max_chars: int = MAX_EXCER
     return "\n".join(text.split("\n")[span[0] : span[1]])
 
 
+def without_block_ids(excerpt: str) -> str:
+    """The excerpt as the note reads in Obsidian: block ids (`… ^gc-pitfall`) are markers for
+    links, not text, so a quote leaves them out (the citation still links to the place). Code
+    blocks are quoted as they are."""
+    lines: list[str] = []
+    in_code = False
+    for line in excerpt.split("\n"):
+        if _FENCE.match(line):
+            in_code = not in_code
+        elif not in_code and _BLOCK_ID.search(line):
+            line = _BLOCK_ID.sub("", line)
+            if not line.strip():
+                continue  # a line that held only the id
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def blockquote(excerpt: str) -> str:
     """Markdown blockquote of `excerpt`: blank lines become ">" so the quote stays one."""
     return "\n".join(f"> {line}" if line else ">" for line in excerpt.split("\n"))
@@ -121,7 +142,7 @@ def extractive_answer(
         excerpt = best_excerpt(doc["text"], terms)
         if not excerpt.strip():
             continue
-        parts.append(f"{blockquote(excerpt)}\n\n— {doc['cite']}")
+        parts.append(f"{blockquote(without_block_ids(excerpt))}\n\n— {doc['cite']}")
         used.append(doc["id"])
     if not used:
         parts.append(f"Your notes have nothing that answers “{question}”.")

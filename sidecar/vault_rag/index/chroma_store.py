@@ -71,6 +71,15 @@ class ChromaStore:
         )
         self._opened = self._open()
 
+    def close(self) -> None:
+        """Release the client: chromadb keeps one open system per path for the whole process,
+        so another index opened on the same path after this one (`vault-rag doctor --repair`
+        after moving `chroma/` aside) would write through the old, moved files."""
+        close = getattr(self._client, "close", None) if self._opened is not None else None
+        self._opened = None
+        if close is not None:
+            close()
+
     @property
     def _collection(self) -> Any:
         if self._opened is None:

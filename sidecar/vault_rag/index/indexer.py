@@ -25,7 +25,9 @@ from vault_rag.index.note_file import read_note_file
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.pipeline import chunk_options as default_chunk_options
-from vault_rag.pipeline import chunk_vault_note, pipeline_signature
+from vault_rag.pipeline import pipeline_signature
+from vault_rag.sources.markdown import MarkdownKind
+from vault_rag.sources.registry import SourceRegistry, source_registry
 from vault_rag.vault.links import NoteIndex, parse_link
 from vault_rag.vault.listing import Skip, VaultListing
 from vault_rag.vault.paths import UnsafePathError
@@ -126,9 +128,12 @@ class Indexer:
         ignores: Iterable[str] = DEFAULT_IGNORES,
         chunk_options: ChunkOptions | None = None,
         batch_size: int = 32,
+        sources: SourceRegistry | None = None,
     ) -> None:
         self.index = index
         self.ignores = tuple(ignores)
+        # The kinds of file indexed (`sources/registry.py`); default: every known kind.
+        self.sources = sources or source_registry()
         # Default: the units the product ships (settings' defaults, in the model's tokens).
         self.chunk_options = chunk_options or default_chunk_options(None, index.provider)
         self.batch_size = batch_size
@@ -234,7 +239,7 @@ class Indexer:
         root = self.index.vault_root
         known = self.index.manifest.notes()
         if paths is None:
-            listing = VaultListing(root, self.ignores)
+            listing = VaultListing(root, self.ignores, self.sources.suffixes)
             paths = listing.paths()
             self.note_skipped(listing.skipped)
         seen = paths
@@ -335,7 +340,8 @@ class Indexer:
     def index_note(
         self, rel: str, record: NoteRecord, note_index: NoteIndex, priority: int
     ) -> None:
-        result = chunk_vault_note(self.index.vault_root, rel, note_index, self.chunk_options)
+        kind = self.sources.kind_for(rel) or MarkdownKind()
+        result = kind.units(self.index.vault_root, rel, note_index, self.chunk_options)
         self.record_note(result.note, result.chunks, record, note_index, priority)
 
     def record_note(

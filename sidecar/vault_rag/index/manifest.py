@@ -371,12 +371,15 @@ class Manifest:
             )
 
     def warnings(self, note_path: str | None = None) -> list[dict[str, Any]]:
-        query = "SELECT note_path, code, message, target, line FROM warnings"
-        args: tuple[str, ...] = ()
-        if note_path is not None:
-            query += " WHERE note_path=?"
-            args = (note_path,)
-        keys = ("note", "code", "message", "target", "line")
+        """The warnings, repeats grouped: one entry per note, code, message and target, at its
+        first line, with `count` (a note embedding one missing note 100,000 times gave a 12 MB
+        reply of identical warnings)."""
+        where, args = ("WHERE note_path=?", (note_path,)) if note_path is not None else ("", ())
+        query = (
+            "SELECT note_path, code, message, target, MIN(line), COUNT(*) FROM warnings "
+            f"{where} GROUP BY note_path, code, message, target ORDER BY MIN(rowid)"
+        )
+        keys = ("note", "code", "message", "target", "line", "count")
         return [dict(zip(keys, r, strict=True)) for r in self.db.execute(query, args)]
 
     # -- posted content (the server's `PUT /v1/notes`) ---------------------------------------

@@ -29,7 +29,7 @@ def index_status(data_dir: Path, note: str | None = None) -> dict[str, Any]:
             **bound_store(manifest, data_dir),
             "warnings": manifest.warnings(),
         }
-        info["warnings_count"] = len(info["warnings"])
+        info["warnings_count"] = sum(w["count"] for w in info["warnings"])
         if note is not None:
             info["note_state"] = note_state(manifest, note)
         return info

@@ -296,7 +296,7 @@ class IndexWriter:
         listing = self._listing
         if listing is None or listing.ignores != tuple(self.indexer.ignores):
             listing = self._listing = VaultListing(
-                self.indexer.index.vault_root, self.indexer.ignores
+                self.indexer.index.vault_root, self.indexer.ignores, self.indexer.sources.suffixes
             )
         version = listing.version
         paths = listing.paths()

@@ -33,6 +33,8 @@ from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.dense import DenseCandidates, dense_candidates
 from vault_rag.retrieval.focus import NoteFocus, focus_factors, focus_ranking
 from vault_rag.retrieval.link_signal import add_link_signal
+from vault_rag.retrieval.rerank.base import Reranker, rerank_ids
+from vault_rag.retrieval.rerank.factory import reranker_for
 from vault_rag.settings import Settings, default
 from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.paths import UnsafePathError, resolve_inside
@@ -68,6 +70,15 @@ class SearchResult:
     context: str = ""
     context_line_start: int = 0
     context_line_end: int = 0
+    # The source kind (`sources/`): "md", "pdf" or "canvas"; a PDF unit's pages (`anchor` is
+    # then `page=N`, so `[[note_path#anchor]]` opens the PDF at that page).
+    kind: str = "md"
+    page: int | None = None
+    page_end: int | None = None
+    # The re-ranking stage (retrieval/rerank/): this passage's re-ranker score when it was
+    # among the re-scored candidates; `rerank_fallback` says why the fused order stayed.
+    rerank_score: float | None = None
+    rerank_fallback: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,6 +113,10 @@ class SearchOptions:
     retrievers: tuple[Retriever, ...] = ("dense", "lexical")
     # Asking about a note: prefer it and its linked notes (retrieval/focus.py). None: off.
     focus: NoteFocus | None = None
+    # Second stage (retrieval/rerank/): the top `rerank_candidates` re-scored. None: off.
+    reranker: Reranker | None = None
+    rerank_candidates: int = default("rerank_candidates")
+    rerank_doc_chars: int = default("rerank_doc_chars")
 
 
 def search_options(
@@ -120,6 +135,9 @@ def search_options(
         "note_weight": settings.note_weight,
         "dense_centering": settings.dense_centering,
         "link_weight": settings.link_weight,
+        "reranker": reranker_for(settings),
+        "rerank_candidates": settings.rerank_candidates,
+        "rerank_doc_chars": settings.rerank_doc_chars,
     }
     values.update({key: value for key, value in overrides.items() if value is not None})
     return SearchOptions(**values)
@@ -180,6 +198,10 @@ def hybrid_search(
     final = {i: fused[i] * factors[i] * focus.get(i, 1.0) for i in fused}
     order = sorted(final, key=lambda i: (-final[i], i))
     promoted: dict[str, bool] = {}
+    rerank_scores: dict[str, float] = {}
+    fallback: str | None = None
+    if opts.reranker is not None:
+        order, rerank_scores, fallback = _rerank(index, query, order, chunks, allowed, opts)
 
     results: list[SearchResult] = []
     by_text: dict[str, SearchResult] = {}
@@ -206,6 +228,7 @@ def hybrid_search(
             continue
         result = _result(chunk, fused[chunk_id], dense_scores, lexical_scores)
         result.score, result.prior = round(final[chunk_id], 6), factors[chunk_id]
+        result.rerank_score, result.rerank_fallback = rerank_scores.get(chunk_id), fallback
         by_text[key] = result
         per_note[chunk.note_path] += 1
         results.append(result)
@@ -214,6 +237,35 @@ def hybrid_search(
     for result in results:  # after merging: a result may now cite another note
         result.promoted = _cached_is_promoted(index, result.note_path, promoted)
     return results
+
+
+def _rerank(
+    index: VaultIndex,
+    query: str,
+    order: list[str],
+    chunks: Mapping[str, Chunk],
+    allowed: set[str] | None,
+    opts: SearchOptions,
+) -> tuple[list[str], dict[str, float], str | None]:
+    """The re-ranking stage over the top candidates that can be shown (retrieval/rerank/):
+    the new order, the re-ranker's finite scores, and the reason when the fused order stayed."""
+    assert opts.reranker is not None
+    texts: dict[str, str] = {}
+    for chunk_id in order:
+        chunk = chunks.get(chunk_id)
+        if chunk is None or (allowed is not None and chunk.note_path not in allowed):
+            continue
+        texts[chunk_id] = chunk.embed_text[: opts.rerank_doc_chars]
+        if len(texts) >= opts.rerank_candidates:
+            break
+    shown = [i for i in order if i in texts]
+    rest = [i for i in order if i not in texts]
+    new_order, scores, outcome = rerank_ids(opts.reranker, query, shown, texts, len(shown))
+    if not outcome.applied:
+        log.warning("re-ranking skipped: %s", outcome.error)
+        return order, {}, outcome.error
+    finite = {i: round(v, 6) for i, v in scores.items() if math.isfinite(v)}
+    return new_order + rest, finite, None
 
 
 def _add_note_signal(
@@ -308,6 +360,9 @@ def _result(
         line_end=chunk.line_end,
         dense_score=dense.get(chunk.id),
         lexical_score=lexical.get(chunk.id),
+        kind=str(chunk.extra.get("kind", "md")),
+        page=chunk.extra.get("page"),
+        page_end=chunk.extra.get("page_end"),
         **_context(chunk),
     )
 

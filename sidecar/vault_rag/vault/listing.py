@@ -8,7 +8,8 @@ later call stats the known folders and lists again only those that moved, or tha
 so soon after a change that a second change could share the timestamp (git's "racy" rule).
 File contents do not matter here: they are the manifest's business.
 
-The rules are the full walk's (`reader.iter_note_paths` is a one-off listing): `.md` files,
+The rules are the full walk's (`reader.iter_note_paths` is a one-off listing): `.md` files
+(and the other kinds' suffixes the indexer asks for: `.pdf`, `.canvas`),
 NFC vault-relative paths, sorted; hidden folders, ignored folders and files, and symlinks
 (files, and folders, which are never walked into) left out; unreadable folders skipped.
 
@@ -33,7 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault_rag.vault.paths import normalize_rel_path
-from vault_rag.vault.reader import DEFAULT_IGNORES, ROOTED, is_ignored, rooted_pattern
+from vault_rag.vault.reader import (
+    DEFAULT_IGNORES,
+    NOTE_SUFFIX,
+    ROOTED,
+    is_ignored,
+    rooted_pattern,
+)
 
 # A folder whose mtime is younger than this when it is listed is listed again next time:
 # coarse file-system clocks (1-2 s on FAT/exFAT, HFS+) could hide a second change.
@@ -65,9 +72,17 @@ class _Folder:
 class VaultListing:
     """Note paths of one vault with one ignore list; not thread-safe (one owner thread)."""
 
-    def __init__(self, root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) -> None:
+    def __init__(
+        self,
+        root: Path,
+        ignores: Iterable[str] = DEFAULT_IGNORES,
+        suffixes: tuple[str, ...] = (NOTE_SUFFIX,),
+    ) -> None:
         self.root = root.resolve()
         self.ignores = tuple(ignores)
+        # The file kinds listed (lower case, with the dot): `.md`, and the other source kinds
+        # the indexer reads (`sources/registry.py`).
+        self.suffixes = suffixes
         self._folders: dict[str, _Folder] = {}
         self._nfc: dict[str, str] = {"": ""}  # on-disk folder → its canonical (NFC) path
         self._paths: list[str] = []
@@ -136,7 +151,7 @@ class VaultListing:
                     )
                 elif not is_ignored(self._canonical(rel, name) + "/x", self.ignores):
                     subfolders.append(on_disk)
-            elif name.lower().endswith(".md") and not is_link:
+            elif name.lower().endswith(self.suffixes) and not is_link:
                 why = unsafe_name(rel, name)
                 if why:
                     skipped.append(

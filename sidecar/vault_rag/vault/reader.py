@@ -157,12 +157,17 @@ def _rooted_match(rel_path: str, pattern: str) -> bool:
     return any(regex.fullmatch("/".join(parts[:n])) for n in range(1, len(parts) + 1))
 
 
-def is_note_path(path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:
-    """A path the vault scan indexes: `.md`, in no hidden folder, not ignored (as
-    `iter_note_paths` judges it; used for single paths from the watcher and posted notes)."""
+def is_note_path(
+    path: str,
+    ignores: Iterable[str] = DEFAULT_IGNORES,
+    suffixes: tuple[str, ...] = (NOTE_SUFFIX,),
+) -> bool:
+    """A path the vault scan indexes: `.md` (or another of `suffixes`, the source kinds the
+    indexer reads), in no hidden folder, not ignored (as `iter_note_paths` judges it; used for
+    single paths from the watcher and posted notes)."""
     folders = path.split("/")[:-1]
     return (
-        path.lower().endswith(NOTE_SUFFIX)
+        path.lower().endswith(suffixes)
         and not any(part.startswith(".") for part in folders)
         and not is_ignored(path, tuple(ignores))
     )

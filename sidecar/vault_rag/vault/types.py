@@ -44,6 +44,12 @@ WARNING_CODES = frozenset(
         "empty",  # empty or whitespace-only note
         "unreadable",  # OS error while reading
         "bad_frontmatter",  # YAML frontmatter that does not parse to a mapping
+        # other source kinds (sources/): the file gave no units
+        "encrypted",  # a PDF that needs a password
+        "damaged",  # a PDF that PDFium cannot open or read (truncated, not a PDF)
+        "no_text_layer",  # a PDF without text (scanned pages); OCR is not done
+        "too_many_pages",  # a PDF over max_pdf_pages
+        "bad_canvas",  # a .canvas file that is not JSON Canvas
     }
 )
 

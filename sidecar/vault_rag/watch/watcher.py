@@ -41,12 +41,14 @@ class VaultWatcher:
         on_batch: OnBatch,
         *,
         ignores: Iterable[str] = (),
+        suffixes: tuple[str, ...] = (".md",),
         debounce: float = 0.5,
         max_delay: float = 5.0,
     ) -> None:
         self.root = vault_root.resolve()
         self.on_batch = on_batch
         self.ignores = tuple(ignores)
+        self.suffixes = suffixes  # the file kinds indexed (`sources/registry.py`)
         self.debounce = debounce
         self.max_delay = max(max_delay, debounce)
         self.events_seen = 0
@@ -91,7 +93,7 @@ class VaultWatcher:
             if rel is None:
                 continue
             if not event.is_directory:
-                if is_note_path(rel, self.ignores):
+                if is_note_path(rel, self.ignores, self.suffixes):
                     paths.add(rel)
             elif event.event_type in ("created", "deleted", "moved") and is_watched_folder(
                 rel, self.ignores

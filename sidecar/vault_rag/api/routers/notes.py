@@ -13,6 +13,9 @@ from fastapi import APIRouter, Query
 from vault_rag.api.deps import State, note_path
 from vault_rag.api.errors import ApiError
 from vault_rag.api.schemas import (
+    ChangedResult,
+    FilesChanged,
+    FilesChangedResult,
     NoteHashes,
     NoteResult,
     NotesDelete,
@@ -99,6 +102,37 @@ async def rename_notes(body: NotesRename, state: State) -> NotesRenamed:
         for o in outcomes
     ]
     return NotesRenamed(results=results, renamed=sum(r.status == "renamed" for r in results))
+
+
+@router.post(
+    "/changed", response_model=FilesChangedResult, summary="Files changed: the sidecar reads them"
+)
+async def files_changed(body: FilesChanged, state: State) -> FilesChangedResult:
+    """The plugin never posts a PDF's or a canvas's bytes: it names the files that changed
+    (created, modified, deleted) and the sidecar reads them from the vault, as a watcher batch
+    (`index/sync.py`, `VaultSync.disk`). Works for notes too."""
+    paths = list(dict.fromkeys(note_path(p) for p in body.paths))
+    known = state.index.manifest.notes()
+    result = await asyncio.wrap_future(state.sync.submit(paths))
+    changed, deleted, retry = set(result.changed), set(result.deleted), set(result.retry)
+    results = []
+    for path in paths:
+        if path in changed:
+            status = "indexed"
+        elif path in deleted:
+            status = "deleted"
+        elif path in retry:
+            status = "retry"
+        elif path in known and state.index.manifest.note(path) is not None:
+            status = "unchanged"
+        else:
+            status = "ignored"
+        results.append(ChangedResult(path=path, status=status))  # type: ignore[arg-type]
+    return FilesChangedResult(
+        results=results,
+        indexed=sum(r.status == "indexed" for r in results),
+        deleted=sum(r.status == "deleted" for r in results),
+    )
 
 
 @router.get("/hashes", response_model=NoteHashes, summary="Content hash per indexed note")

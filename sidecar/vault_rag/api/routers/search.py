@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import anyio
 from fastapi import APIRouter
 
 from vault_rag.api.deps import State, translated
@@ -13,8 +14,13 @@ router = APIRouter(tags=["search"])
 
 
 @router.post("/search", response_model=SearchResponse, summary="Hybrid search of the vault")
-def search(body: SearchRequest, state: State) -> SearchResponse:
-    # A plain `def`: FastAPI runs it in a worker thread, the model and stores are synchronous.
+async def search(body: SearchRequest, state: State) -> SearchResponse:
+    # The model and stores are synchronous: a worker thread, within the search capacity (the
+    # searches beyond it wait in line; asks do not wait behind them).
+    return await anyio.to_thread.run_sync(_search, body, state, limiter=state.search_capacity)
+
+
+def _search(body: SearchRequest, state: State) -> SearchResponse:
     with translated():
         outcome = search_service.search(
             state, body.query, k=body.k, folder=body.folder, tag=body.tag

@@ -7,8 +7,17 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from vault_rag.api.deps import State, served_note_path
-from vault_rag.api.schemas import AskCounts, NoteState, Status, VectorStoreState, WriterState
+from vault_rag.api.schemas import (
+    AskCounts,
+    NoteState,
+    RerankState,
+    Status,
+    VectorStoreState,
+    WriterState,
+)
 from vault_rag.index.status import note_state
+from vault_rag.retrieval.rerank.factory import reranker_for
+from vault_rag.settings import Settings
 
 router = APIRouter(tags=["status"])
 
@@ -69,4 +78,22 @@ def status(
             reachable=state.index.store_error is None,
             error=state.index.store_error,
         ),
+        rerank=rerank_state(state.settings),
+    )
+
+
+def rerank_state(settings: Settings) -> RerankState:
+    """The re-ranking stage as every search of this process sees it (`reranker_for`)."""
+    reranker = reranker_for(settings)
+    if reranker is None:
+        return RerankState(kind="none")
+    health = reranker.health.to_dict()
+    last = health["last"]
+    return RerankState(
+        kind=settings.rerank,
+        label=reranker.label,
+        calls=health["calls"],
+        fallbacks=health["fallbacks"],
+        last_ok=last["applied"] if last else None,
+        last_error=health["last_error"],
     )

@@ -76,7 +76,15 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
         return task_failed("retrieve_vault", exc, task["aspect"], task["query"])
     progress("retrieve_vault", aspect=task["aspect"], query=task["query"], found=len(results))
     # Nothing found writes nothing: an empty write would empty the turn's documents.
-    return {"documents": [doc_from_result(r, task["aspect"]) for r in results]} if results else {}
+    update: dict[str, Any] = {}
+    if results:
+        update["documents"] = [doc_from_result(r, task["aspect"]) for r in results]
+    if results and results[0].rerank_fallback:  # the search worked, in the fused order
+        update["notes"] = [
+            f"The re-ranker was not used ({results[0].rerank_fallback}); "
+            "vault passages are in the fused search order."
+        ]
+    return update
 
 
 async def web_search(task: QueryTask, config: RunnableConfig) -> dict[str, Any]:
