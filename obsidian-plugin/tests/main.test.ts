@@ -476,6 +476,28 @@ describe("VaultRagPlugin", () => {
     expect(again.plugin.settings.sidecarCommand).toBe("/opt/rag/bin/vault-rag serve --vault /v");
   });
 
+  it("moves the sync state out of data.json into files of its own in the plugin folder", async () => {
+    const files = new Map<string, string>();
+    const { app } = fakeApp(vault, null);
+    Object.assign(app.vault, {
+      configDir: ".obsidian",
+      adapter: {
+        read: async (p: string) => files.get(p) ?? "",
+        write: async (p: string, d: string) => void files.set(p, d),
+        exists: async (p: string) => files.has(p),
+      },
+    });
+    const sync = { ops: [{ kind: "delete", path: "Gone.md" }], upserts: ["B.md"], known: { "A.md": [1, 2, "abcdef0123456789"] } };
+    const { plugin, fake } = await loadPlugin(app, { sync });
+    plugins.push(plugin);
+    expect(fake.data).not.toHaveProperty("sync");
+    expect(JSON.parse(files.get(".obsidian/plugins/vault-rag/sync-queue.json") ?? "{}")).toEqual({ ops: sync.ops, upserts: ["B.md"] });
+    expect(JSON.parse(files.get(".obsidian/plugins/vault-rag/sync-known.json") ?? "{}")).toEqual({ known: sync.known });
+    const again = await loadPlugin(app, fake.data);
+    plugins.push(again.plugin);
+    expect(again.plugin.services?.sync.persisted).toEqual(sync); // read back from the files
+  });
+
   it("keeps the token in data.json on an app older than secret storage (1.11.4)", async () => {
     const secrets = new Map<string, string>();
     const { app } = fakeApp(vault, null);
