@@ -1,4 +1,4 @@
-import { type DataAdapter, FileSystemAdapter, Plugin, resolveSubpath } from "obsidian";
+import { type DataAdapter, FileSystemAdapter, Plugin, requireApiVersion, resolveSubpath } from "obsidian";
 
 import {
   askAboutNoteCommand,
@@ -78,7 +78,9 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     if (movedOut || (stateFile !== null && legacy !== null && legacy !== undefined)) await this.saveAll();
     this.addSettingTab(new VaultRagSettingTab(this.app, this));
     const deps = { vault: obsidianVault(this.app), resolveSubpath };
-    this.addCommand(resolveActiveNoteCommand(this.app, deps, this.tasks));
+    // A developer's check of the embed resolver: in the palette only with the debug flag
+    // (`app.saveLocalStorage("vault-rag-debug", "1")` in the developer console).
+    if (debugEnabled(this.app)) this.addCommand(resolveActiveNoteCommand(this.app, deps, this.tasks));
     this.registerView(VIEW_TYPE_ASK, (leaf) => new AskView(leaf, services.viewHost));
     this.addCommand(openAskViewCommand(this.app, VIEW_TYPE_ASK));
     this.addCommand(
@@ -152,6 +154,12 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   get tokenInSecretStorage(): boolean {
     return this.tokens?.secret ?? false;
   }
+}
+
+export const DEBUG_KEY = "vault-rag-debug";
+
+function debugEnabled(app: VaultRagPlugin["app"]): boolean {
+  return requireApiVersion("1.8.7") && typeof app.loadLocalStorage === "function" && app.loadLocalStorage(DEBUG_KEY) === "1";
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -43,6 +43,9 @@ function fakeApp(vault: FixtureVault, active: string | null) {
     return { source, name };
   };
   const app = {
+    // The debug flag: the resolver's command is registered (tests below drive it).
+    loadLocalStorage: (key: string) => (key === "vault-rag-debug" ? "1" : null),
+    saveLocalStorage: () => undefined,
     workspace: {
       getActiveFile: () => state.active,
       onLayoutReady: (callback: () => unknown) => state.layoutReady.push(callback),
@@ -115,6 +118,15 @@ describe("VaultRagPlugin", () => {
     expect(fake.statusBarItems).toHaveLength(1);
     expect((fake.statusBarItems[0] as shim.FakeElement).textContent).toBe("RAG: connecting…");
     expect(fake.events).toEqual([]); // vault events only after layout-ready
+  });
+
+  it("keeps the resolver's debug command out of the palette without the debug flag", async () => {
+    const { app } = fakeApp(vault, "A.md");
+    Object.assign(app, { loadLocalStorage: () => null });
+    const { fake, plugin } = await loadPlugin(app);
+    plugins.push(plugin);
+    expect(fake.commands.map((c) => c.id)).not.toContain("resolve-active-note-embeds");
+    expect(fake.commands.map((c) => c.id)).toContain("open-ask-pane");
   });
 
   it("resolves the active note and shows the resolved length", async () => {
