@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
@@ -162,7 +162,9 @@ def _cut(text: str, cuts: list[int]) -> list[str]:
 )
 def test_a_stream_of_corpus_pieces_cut_anywhere_shows_nothing_remote(picks, joins, cuts):
     text = "".join(CORPUS[i]["input"] + joins[n] for n, i in enumerate(picks))
-    shown, prefixes = _stream(_cut(text, cuts))
+    pieces = _cut(text, cuts)
+    note(repr(pieces))
+    shown, prefixes = _stream(pieces)
     for prefix in prefixes:  # what the client had rendered at each moment
         assert_loads_nothing(prefix)
     assert_loads_nothing(shown)

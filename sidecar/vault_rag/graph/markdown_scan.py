@@ -204,9 +204,12 @@ def hazards(text: str, every: bool = False) -> list[Hazard]:
     for references in (True, False):
         tokens = parse(text, references)
         groups: dict[tuple[int, int], list[Token]] = {}
+        where = (0, 0)
         for token in tokens:
-            if token.type == "inline" and token.map:
-                groups.setdefault((token.map[0], token.map[1]), []).append(token)
+            if token.map:
+                where = (token.map[0], token.map[1])
+            if token.type == "inline":  # a table cell's text may have no map: its row's lines
+                groups.setdefault(where, []).append(token)
             elif token.type == "html_block" and token.map:
                 lines = (token.map[0], token.map[1])
                 source = text[starts[lines[0]] : starts[min(lines[1], len(starts) - 1)]]

@@ -19,6 +19,8 @@ pieces (SSE deltas), holding back only an unfinished construct until it is settl
 
 from __future__ import annotations
 
+import re
+
 from vault_rag.graph.markdown_scan import Hazard, hazards, parse, scan_tags
 
 ROUNDS = 4  # precise rewrites before a block is escaped whole
@@ -29,6 +31,11 @@ def neutralize(text: str) -> str:
     """`text` with every remote image, frame or media element made a plain link."""
     if "!" not in text and "<" not in text:
         return text
+    original = text
+    # Line by line as markdown-it counts lines: it reads "\r\n" and "\r" as "\n".
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    if not hazards(text):
+        return original
     for _ in range(ROUNDS):
         found = hazards(text)
         if not found:
@@ -81,7 +88,7 @@ def _closing_tag(text: str, start: int, end: int, name: str) -> tuple[int, int] 
 
 
 def _escape_lines(text: str, blocks: set[tuple[int, int]]) -> str:
-    lines = text.splitlines(keepends=True)
+    lines = re.split(r"(?<=\n)", text)
     for first, last in blocks:
         for index in range(first, min(last, len(lines))):
             lines[index] = escape_all(lines[index])
@@ -171,10 +178,19 @@ def _settled(text: str) -> int:
     if "!" not in text and "<" not in text:
         return len(text)
     leaves = [t for t in parse(text, True) if t.map and t.type in _LEAVES]
-    if not leaves or leaves[-1].type in ("fence", "code_block"):
+    if not leaves:
+        return len(text)
+    first, end = leaves[-1].map or (0, 0)
+    unfinished = first >= text.count("\n")  # it starts on the last line, not yet complete
+    if leaves[-1].type in ("fence", "code_block") and not unfinished:
         return len(text)
     starts = _line_starts(text)
-    first, end = leaves[-1].map or (0, 0)
+    for leaf in reversed(leaves[:-1]):
+        # A block right before may run on: its end was the start of a line still being
+        # written, or it is an HTML block that becomes text once escaped.
+        if not leaf.map or leaf.map[1] != first or not (unfinished or leaf.type == "html_block"):
+            break
+        first = leaf.map[0]
     after = text[starts[min(end, len(starts) - 1)] :]
     if "\n" in after and not after.split("\n", 1)[0].strip():
         return len(text)  # a blank line closed it
