@@ -28,8 +28,10 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
     from vault_rag.feedback.prior import FeedbackPrior, open_prior
     from vault_rag.index.vault_index import ModelMismatchError
     from vault_rag.private_files import private_umask
-    from vault_rag.retrieval.hybrid import hybrid_search, search_options
+    from vault_rag.retrieval.collections import UnknownCollectionError, search_collections
+    from vault_rag.retrieval.hybrid import search_options
     from vault_rag.settings import load_settings
+    from vault_rag.sources.collections import open_searched
 
     private_umask()  # the index holds note text (as every CLI command: cli/app.py)
     err = Console(stderr=True)
@@ -44,8 +46,10 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
     except (EmbeddingError, DamagedDataError) as exc:
         return fail(str(exc))
     prior: FeedbackPrior | None = None
+    indexes = {"vault": vault_index}
     try:
         vault_index.check_model()
+        indexes = open_searched(settings, vault_index, list(args.collections))
         prior = open_prior(settings)
         options = search_options(
             settings,
@@ -56,17 +60,18 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
             tag=args.tag,
         )
         started = time.perf_counter()
-        results = hybrid_search(vault_index, args.query, options)
+        results = search_collections(indexes, args.query, options)
         elapsed = time.perf_counter() - started
         if vault_index.store_error:
             err.print(
                 f"[yellow]warning[/] BM25 only: {escape(str(vault_index.store_error))}",
                 highlight=False,
             )
-    except (ModelMismatchError, EmbeddingError) as exc:
+    except (ModelMismatchError, EmbeddingError, UnknownCollectionError, ValueError) as exc:
         return fail(str(exc))
     finally:
-        vault_index.close()
+        for index in {id(i): i for i in (vault_index, *indexes.values())}.values():
+            index.close()
         if prior is not None:
             prior.close()
     print_search_results(

@@ -42,6 +42,13 @@ RESULT_FIELDS = (
     "context",
     "context_line_start",
     "context_line_end",
+    "kind",
+    "page",
+    "page_end",
+    "rerank_score",
+    "rerank_fallback",
+    "collection",
+    "symbol",
 )
 API_MAX_K = 100  # SearchRequest.k's bound
 HEALTH_TIMEOUT = 2.0  # a live sidecar answers /v1/health in milliseconds
@@ -60,6 +67,7 @@ class SearchArgs:
     as_json: bool = False
     explain: bool = False
     in_process: bool = False  # --in-process: never ask a sidecar
+    collections: tuple[str, ...] = ()  # --collection: "vault" or source names; none: the default
 
 
 def _opener() -> Any:
@@ -116,7 +124,14 @@ def search_running_server(args: SearchArgs) -> int | None:
     import urllib.error
     import urllib.request
 
-    body = {"query": args.query, "k": args.k, "folder": args.folder, "tag": args.tag}
+    body: dict[str, Any] = {
+        "query": args.query,
+        "k": args.k,
+        "folder": args.folder,
+        "tag": args.tag,
+    }
+    if args.collections:
+        body["collections"] = list(args.collections)
     request = urllib.request.Request(
         f"{url}/v1/search",
         data=json.dumps({key: v for key, v in body.items() if v is not None}).encode(),
@@ -180,6 +195,8 @@ def print_search_results(
         table.add_column(column)
     for i, r in enumerate(results, 1):
         note = r["note_path"] + (f" (from {r['origin']})" if r["origin"] != r["note_path"] else "")
+        if r.get("collection", "vault") != "vault":
+            note = f"{r['collection']}: {note}"
         note += " (promoted)" if r.get("promoted") else ""
         # score = base × prior; prior ×1.000 means no feedback (or the prior is off)
         rerank = r.get("rerank_score")

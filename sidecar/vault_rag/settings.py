@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from vault_rag.locations import (  # noqa: F401  (re-exported: the settings' own names)
@@ -25,6 +25,17 @@ from vault_rag.locations import (  # noqa: F401  (re-exported: the settings' own
 # Folders Obsidian itself never shows as notes (and tool folders that are never notes). The
 # scan, the watcher, the posted-note routes and the note index all skip them.
 DEFAULT_IGNORES: tuple[str, ...] = (".obsidian", ".trash", ".git", "node_modules")
+
+
+class SourceSpec(BaseModel):
+    """One source indexed beside the vault (`sources`, `vault-rag sources add`): its own
+    collection in the vector store and its own lexical index (`sources/collections.py`)."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")  # never "vault" (the vault's own)
+    path: Path
+    kind: Literal["code", "vault", "markdown"] = "code"
+    include: list[str] = Field(default_factory=list)  # gitignore-style; empty: every file
+    exclude: list[str] = Field(default_factory=list)  # gitignore-style, on top of .gitignore
 
 
 class Settings(BaseSettings):
@@ -81,6 +92,15 @@ class Settings(BaseSettings):
     )
     max_pdf_mb: float = Field(default=50.0, gt=0)  # larger PDFs: `too_large`, not read
     max_pdf_pages: int = Field(default=1000, ge=1)  # longer PDFs: `too_many_pages`, not read
+
+    # Sources beside the vault (sources/collections.py): a code tree, another vault, a folder
+    # of Markdown docs, each its own collection. Also `vault-rag sources add` (kept in the data
+    # dir). Code files over `max_code_kb` are skipped (status says so).
+    sources: list[SourceSpec] = Field(default_factory=list)
+    max_code_kb: float = Field(default=1024.0, gt=0)
+    # What a search covers when it names no collections: "all" (the vault and every source) or
+    # "vault" (the vault alone; sources only when named).
+    default_collections: Literal["all", "vault"] = "all"
 
     # Retrieval
     top_k: int = 10

@@ -1014,6 +1014,17 @@ export interface components {
              * @description Why the re-ranker was not used for this search (fused order kept)
              */
             rerank_fallback?: string | null;
+            /**
+             * Collection
+             * @description Where the passage comes from: `vault` or a source's name
+             * @default vault
+             */
+            collection?: string;
+            /**
+             * Symbol
+             * @description Code: the function, method, class or struct (`AMyActor::BeginPlay`); cite `note_path:line_start-line_end`
+             */
+            symbol?: string | null;
         };
         /** SearchRequest */
         SearchRequest: {
@@ -1028,6 +1039,11 @@ export interface components {
             folder?: string | null;
             /** Tag */
             tag?: string | null;
+            /**
+             * Collections
+             * @description Search these collections: `vault` and the sources' names (`vault-rag sources list`); default: every one, or the vault alone when the `default_collections` setting says so
+             */
+            collections?: string[] | null;
         };
         /** SearchResponse */
         SearchResponse: {

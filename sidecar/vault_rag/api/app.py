@@ -39,6 +39,7 @@ from vault_rag.index.writer import IndexWriter
 from vault_rag.server_token import load_or_create_token
 from vault_rag.settings import Settings
 from vault_rag.sources.registry import source_registry
+from vault_rag.sources.service import ServedSources
 from vault_rag.watch.changes import DiskSync
 from vault_rag.watch.watcher import VaultWatcher
 
@@ -187,8 +188,10 @@ def _open_state(
         )
         if settings.server_watch if watch is None else watch:
             state.watcher = _start_watcher(settings, index, sync, exclusions.ignores())
+        state.sources = ServedSources(settings, index)
         if reconcile:
             sync.reconcile()  # after the watcher starts: nothing changing meanwhile is missed
+            state.sources.start_scan()  # on its own thread: a big code tree holds up nothing
         if state.resources is None:
             state.resources = Resources.from_settings(settings, index=index, prior=prior)
     except BaseException:
@@ -241,6 +244,8 @@ def _close_state(state: ServerState, close_index: bool) -> None:
         state.watcher.stop()
     state.sync.stop()
     state.writer.stop()
+    if state.sources is not None:
+        state.sources.close()
     if state.prior is not None:
         state.prior.close()
     if close_index:

@@ -56,6 +56,9 @@ class ServerState:
     # server started with (`configured_settings`); None: the settings file's own.
     model_choice: Any = None
     configured_settings: Settings | None = None
+    # The sources beside the vault (sources/service.py `ServedSources`): their indexes, opened
+    # on first search, and their start-up scan; None: not started (tests building a state).
+    sources: Any = None
 
 
 def get_state(request: Request) -> ServerState:

@@ -276,6 +276,13 @@ class SearchRequest(ApiModel):
     )
     folder: Annotated[str, Field(max_length=1024), AfterValidator(_encodable)] | None = None
     tag: Annotated[str, Field(max_length=256), AfterValidator(_encodable)] | None = None
+    collections: list[Annotated[str, Field(max_length=64)]] | None = Field(
+        None,
+        max_length=64,
+        description="Search these collections: `vault` and the sources' names (`vault-rag "
+        "sources list`); default: every one, or the vault alone when the "
+        "`default_collections` setting says so",
+    )
 
 
 class SearchHit(BaseModel):
@@ -313,6 +320,14 @@ class SearchHit(BaseModel):
     )
     rerank_fallback: str | None = Field(
         None, description="Why the re-ranker was not used for this search (fused order kept)"
+    )
+    collection: str = Field(
+        "vault", description="Where the passage comes from: `vault` or a source's name"
+    )
+    symbol: str | None = Field(
+        None,
+        description="Code: the function, method, class or struct (`AMyActor::BeginPlay`); "
+        "cite `note_path:line_start-line_end`",
     )
 
 

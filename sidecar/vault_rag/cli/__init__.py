@@ -12,6 +12,7 @@ from vault_rag.cli import (  # noqa: F401  (registers commands)
     mcp_commands,
     notes,
     serve_commands,
+    sources_commands,
     store_commands,
 )
 from vault_rag.cli.app import app

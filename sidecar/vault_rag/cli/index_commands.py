@@ -14,7 +14,7 @@ from rich.table import Table
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
 from vault_rag.context import make_indexer, open_index
 from vault_rag.doctor import DamagedDataError, diagnose
-from vault_rag.embeddings.base import EmbeddingError
+from vault_rag.embeddings.base import EmbeddingError, EmbeddingProvider
 from vault_rag.exclusions import ExcludeError
 from vault_rag.index.indexer import Indexer, IndexSummary
 from vault_rag.index.indexer import Progress as IndexProgress
@@ -26,6 +26,8 @@ from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.local_search import search_in_process
 from vault_rag.search_client import SearchArgs, search_running_server
 from vault_rag.settings import Settings, config_file_path, load_settings
+from vault_rag.sources.collections import index_sources
+from vault_rag.sources.specs import SourceError
 
 
 def _open(
@@ -103,6 +105,26 @@ def index(
         out.print(
             f"{summary.warnings} warnings: see `vault-rag status --vault {vault}`", markup=False
         )
+    if not index_every_source(settings, vault_index.provider, rebuild=rebuild):
+        raise typer.Exit(1)
+
+
+def index_every_source(settings: Settings, provider: EmbeddingProvider, *, rebuild: bool) -> bool:
+    """The sources beside the vault (`sources/collections.py`), each reported; False when one
+    could not be indexed (the others were)."""
+    try:
+        runs = index_sources(settings, provider, rebuild=rebuild, run=run_with_progress)
+    except SourceError as exc:
+        out.print(f"[red]sources:[/] {escape(str(exc))}")
+        return False
+    for run in runs:
+        if run.removed:
+            out.print(f"source {run.name}: no longer declared, its index removed", markup=False)
+        elif run.error:
+            out.print(f"[red]source {escape(run.name)}:[/] {escape(run.error)}")
+        elif run.summary is not None:
+            out.print(f"source {run.name}: {run.summary.line()}", markup=False, highlight=False)
+    return not any(run.error for run in runs)
 
 
 @app.command()
@@ -123,6 +145,14 @@ def search(
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each result's base score and feedback prior.")
     ] = False,
+    collection: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--collection",
+            help="Search this collection: `vault` or a source's name (repeat; default: the "
+            "default_collections setting, every one unless it says `vault`).",
+        ),
+    ] = None,
     in_process: Annotated[
         bool,
         typer.Option(
@@ -135,7 +165,17 @@ def search(
     """Hybrid search (dense + BM25) over the index, re-ordered by the feedback prior. With a
     sidecar running on this index (`vault-rag serve`), it answers (its settings apply)."""
     args = SearchArgs(
-        query, vault, data_dir, k, folder, tag, per_note, as_json, explain, in_process
+        query,
+        vault,
+        data_dir,
+        k,
+        folder,
+        tag,
+        per_note,
+        as_json,
+        explain,
+        in_process,
+        tuple(collection or ()),
     )
     if search_running_server(args) is not None:
         return

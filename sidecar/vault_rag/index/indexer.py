@@ -129,8 +129,10 @@ class Indexer:
         chunk_options: ChunkOptions | None = None,
         batch_size: int = 32,
         sources: SourceRegistry | None = None,
+        skip_path: Callable[[str, bool], bool] | None = None,
     ) -> None:
         self.index = index
+        self.skip_path = skip_path  # a source's own rules (`VaultListing.skip`)
         self.ignores = tuple(ignores)
         # The kinds of file indexed (`sources/registry.py`); default: every known kind.
         self.sources = sources or source_registry()
@@ -239,7 +241,7 @@ class Indexer:
         root = self.index.vault_root
         known = self.index.manifest.notes()
         if paths is None:
-            listing = VaultListing(root, self.ignores, self.sources.suffixes)
+            listing = VaultListing(root, self.ignores, self.sources.suffixes, self.skip_path)
             paths = listing.paths()
             self.note_skipped(listing.skipped)
         seen = paths

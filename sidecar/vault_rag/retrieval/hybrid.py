@@ -80,6 +80,10 @@ class SearchResult:
     # among the re-scored candidates; `rerank_fallback` says why the fused order stayed.
     rerank_score: float | None = None
     rerank_fallback: str | None = None
+    # Where it comes from (`retrieval/collections.py`): "vault" or a source's name; a code
+    # unit's symbol (`AMyActor::BeginPlay`), cited as `note_path:line_start-line_end`.
+    collection: str = "vault"
+    symbol: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -384,6 +388,7 @@ def _result(
         kind=str(chunk.extra.get("kind", "md")),
         page=chunk.extra.get("page"),
         page_end=chunk.extra.get("page_end"),
+        symbol=str(chunk.extra["symbol"]) if chunk.extra.get("symbol") else None,
         **_context(chunk),
     )
 

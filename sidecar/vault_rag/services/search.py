@@ -6,7 +6,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from vault_rag.retrieval.hybrid import SearchResult, hybrid_search, search_options
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.retrieval.collections import UnknownCollectionError, search_collections
+from vault_rag.retrieval.hybrid import SearchResult, search_options
 from vault_rag.services.errors import bad_input
 from vault_rag.services.parts import VaultParts, visible
 
@@ -25,25 +27,44 @@ def search(
     folder: str | None = None,
     tag: str | None = None,
     max_k: int | None = None,
+    collections: list[str] | None = None,
 ) -> SearchOutcome:
     """The `k` best passages for `query` (default `top_k`), best first. `max_k`: the largest
     `k` this caller accepts (`invalid_request` above it). A hit from, or shown through, an
     excluded folder is never returned (excluded notes are not indexed; this holds even while
-    an exclusion pushed a moment ago is still being applied)."""
+    an exclusion pushed a moment ago is still being applied). `collections`: "vault" and the
+    sources' names (`sources/`), default every one (or the vault alone, by the
+    `default_collections` setting); a name that is neither is `invalid_request`."""
     if max_k is not None and k is not None and k > max_k:
         raise bad_input(f"k must be at most {max_k}, got {k}", k=k, max_k=max_k)
     options = search_options(
         parts.settings, prior=parts.prior, k=k, folder=folder or None, tag=tag or None
     )
     started = time.perf_counter()
-    results = hybrid_search(parts.index, query, options)
+    results = search_collections(searched(parts, collections), query, options)
     took = (time.perf_counter() - started) * 1000
-    kept = [
+    kept = [  # (excluded folders are the vault's: a source has its own include/exclude)
         replace(r, embedded_in=[p for p in r.embedded_in if visible(parts, p)])
+        if r.collection == "vault"
+        else r
         for r in results
-        if visible(parts, r.note_path, r.origin)
+        if r.collection != "vault" or visible(parts, r.note_path, r.origin)
     ]
     return SearchOutcome(results=kept, took_ms=round(took, 1))
+
+
+def searched(parts: VaultParts, collections: list[str] | None) -> dict[str, VaultIndex]:
+    """The indexes to search: the server's sources (`sources/service.py`) when it has them,
+    else the vault's own index alone."""
+    sources = getattr(parts, "sources", None)
+    try:
+        if sources is not None:
+            return sources.indexes(collections)
+        if collections and collections != ["vault"]:
+            raise UnknownCollectionError("only the vault is searched here: there are no sources")
+    except UnknownCollectionError as exc:
+        raise bad_input(str(exc), collections=collections) from exc
+    return {"vault": parts.index}
 
 
 def check_query(query: str, max_chars: int = 2000) -> str:

@@ -29,7 +29,7 @@ import fnmatch
 import os
 import time
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,9 +77,13 @@ class VaultListing:
         root: Path,
         ignores: Iterable[str] = DEFAULT_IGNORES,
         suffixes: tuple[str, ...] = (NOTE_SUFFIX,),
+        skip: Callable[[str, bool], bool] | None = None,
     ) -> None:
         self.root = root.resolve()
         self.ignores = tuple(ignores)
+        # A source's own rules (`sources/collections.py`: .gitignore, include/exclude globs):
+        # skip(path, is_folder) → True leaves the file out, or the folder unwalked.
+        self.skip = skip
         # The file kinds listed (lower case, with the dot): `.md`, and the other source kinds
         # the indexer reads (`sources/registry.py`).
         self.suffixes = suffixes
@@ -149,7 +153,9 @@ class VaultListing:
                     skipped.append(
                         (printable(on_disk), Skip(UNSAFE_NAME, f"{why}; rename it to index it"))
                     )
-                elif not is_ignored(self._canonical(rel, name) + "/x", self.ignores):
+                elif not is_ignored(self._canonical(rel, name) + "/x", self.ignores) and not (
+                    self.skip and self.skip(self._canonical(rel, name), True)
+                ):
                     subfolders.append(on_disk)
             elif name.lower().endswith(self.suffixes) and not is_link:
                 why = unsafe_name(rel, name)
@@ -166,7 +172,7 @@ class VaultListing:
                     skipped.append((printable(on_disk), Skip(NOT_REGULAR, NOT_REGULAR_WHY)))
                     continue
                 path = self._canonical(rel, name)
-                if not self._file_ignored(path):
+                if not self._file_ignored(path) and not (self.skip and self.skip(path, False)):
                     notes.append(path)
         trusted = time.time_ns() - mtime > RACY_NS
         return _Folder(

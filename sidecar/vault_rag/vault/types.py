@@ -50,6 +50,9 @@ WARNING_CODES = frozenset(
         "no_text_layer",  # a PDF without text (scanned pages); OCR is not done
         "too_many_pages",  # a PDF over max_pdf_pages
         "bad_canvas",  # a .canvas file that is not JSON Canvas
+        # code sources (sources/code/): the file gave no units
+        "unknown_encoding",  # neither UTF-8 nor a BOM-marked UTF-16/32 text
+        "minified",  # lines so long the file is generated or minified (not read)
     }
 )
 

@@ -23,7 +23,12 @@ async def search(body: SearchRequest, state: State) -> SearchResponse:
 def _search(body: SearchRequest, state: State) -> SearchResponse:
     with translated():
         outcome = search_service.search(
-            state, body.query, k=body.k, folder=body.folder, tag=body.tag
+            state,
+            body.query,
+            k=body.k,
+            folder=body.folder,
+            tag=body.tag,
+            collections=body.collections,
         )
     return SearchResponse(
         results=[SearchHit(**r.to_dict()) for r in outcome.results], took_ms=outcome.took_ms
