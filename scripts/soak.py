@@ -2,8 +2,9 @@
 
 Not a CI test (issue 13). On a copy of the sample vault it runs, at random: plugin-style PUTs
 of edited notes, deletes, renames (on disk, then the API), disk-only edits (the watcher),
-searches, asks on a few threads and hostile files (odd names, FIFOs, an alias bomb); every so often it kills the server with SIGKILL and starts
-it again. At the end it checks that the index equals a clean rebuild of the vault and that no
+searches, asks on a few threads and hostile files (odd names, FIFOs, an alias bomb); every so
+often it kills the server with SIGKILL and starts it again. At the end it checks that the index
+equals a clean rebuild of the vault and that no
 thread lost a turn (each thread holds two messages per answered ask), and prints the figures.
 
     python scripts/soak.py --minutes 10 [--seed 1] [--workdir DIR]
