@@ -38,6 +38,10 @@ def test_a_changed_pdf_is_read_from_the_vault_and_cited_to_its_page(live, client
     top = wait_until(first_hit, timeout=20)  # (the BM25 side answers once its state is read)
     assert (top["kind"], top["page"], top["page_end"], top["anchor"]) == ("pdf", 2, 2, "page=2")
     assert top["heading_path"] == "Amphibians"
+    # The plugin deletes what its reconcile finds in the hashes but not among its Markdown
+    # files: PDFs are not listed there.
+    hashes = client.get("/v1/notes/hashes").json()["hashes"]
+    assert "Note.md" in hashes and "Field guide.pdf" not in hashes
 
     (vault / "Field guide.pdf").unlink()
     gone = client.post("/v1/notes/changed", json={"paths": ["Field guide.pdf"]}).json()

@@ -118,7 +118,9 @@ export interface paths {
         /**
          * Content hash per indexed note
          * @description What the sidecar holds for each note, to compare with the vault on layout-ready (see
-         *     the `hashes` field for the exact contract).
+         *     the `hashes` field for the exact contract). Markdown notes only: the plugin posts notes
+         *     and deletes what it does not find among its Markdown files, while PDFs and canvases are
+         *     the sidecar's own business (read from the vault, `POST /v1/notes/changed`).
          */
         get: operations["note_hashes_v1_notes_hashes_get"];
         put?: never;
@@ -620,7 +622,7 @@ export interface components {
             algorithm?: "sha256";
             /**
              * Hashes
-             * @description Per indexed note: the sha256 (hex) of the UTF-8 `content` last posted for it, while the file it was posted against is unchanged; otherwise the sha256 of the file's bytes (for a note without embeds saved with LF line breaks, the same value). On layout-ready the plugin posts every note whose hash differs from its own.
+             * @description Per indexed Markdown note (PDFs and canvases are left out: the sidecar reads them itself): the sha256 (hex) of the UTF-8 `content` last posted for it, while the file it was posted against is unchanged; otherwise the sha256 of the file's bytes (for a note without embeds saved with LF line breaks, the same value). On layout-ready the plugin posts every note whose hash differs from its own.
              */
             hashes: {
                 [key: string]: string;

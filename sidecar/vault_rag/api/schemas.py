@@ -261,7 +261,8 @@ class FilesChangedResult(BaseModel):
 class NoteHashes(BaseModel):
     algorithm: Literal["sha256"] = "sha256"
     hashes: dict[str, str] = Field(
-        description="Per indexed note: the sha256 (hex) of the UTF-8 `content` last posted for "
+        description="Per indexed Markdown note (PDFs and canvases are left out: the sidecar "
+        "reads them itself): the sha256 (hex) of the UTF-8 `content` last posted for "
         "it, while the file it was posted against is unchanged; otherwise the sha256 of the "
         "file's bytes (for a note without embeds saved with LF line breaks, the same value). "
         "On layout-ready the plugin posts every note whose hash differs from its own."

@@ -138,5 +138,8 @@ async def files_changed(body: FilesChanged, state: State) -> FilesChangedResult:
 @router.get("/hashes", response_model=NoteHashes, summary="Content hash per indexed note")
 def note_hashes(state: State) -> NoteHashes:
     """What the sidecar holds for each note, to compare with the vault on layout-ready (see
-    the `hashes` field for the exact contract)."""
-    return NoteHashes(hashes=state.index.manifest.content_hashes())
+    the `hashes` field for the exact contract). Markdown notes only: the plugin posts notes
+    and deletes what it does not find among its Markdown files, while PDFs and canvases are
+    the sidecar's own business (read from the vault, `POST /v1/notes/changed`)."""
+    hashes = state.index.manifest.content_hashes()
+    return NoteHashes(hashes={p: h for p, h in hashes.items() if p.lower().endswith(".md")})
