@@ -103,7 +103,7 @@ def index(tmp_path_factory) -> VaultIndex:
 def test_search_cites_the_section_that_answers(index: VaultIndex) -> None:
     query = "simulate packet loss latency"
     plain = hybrid_search(index, query, SearchOptions(cite_spans=False))
-    located = hybrid_search(index, query, SearchOptions())
+    located = hybrid_search(index, query, SearchOptions(cite_spans=True))
     assert plain[0].note_path == located[0].note_path == "Guide.md"
     assert plain[0].anchor == "Setup"  # the merged unit cites its first section
     top = located[0]
@@ -119,7 +119,7 @@ def test_search_cites_the_section_that_answers(index: VaultIndex) -> None:
 def test_note_ranking_is_the_searchs_whatever_the_citation(hashed_index) -> None:
     for query in ("Tick Group 物理", "how to replicate a property", "材质参数 动态", "GC 指针"):
         plain = hybrid_search(hashed_index, query, SearchOptions(cite_spans=False))
-        located = hybrid_search(hashed_index, query, SearchOptions())
+        located = hybrid_search(hashed_index, query, SearchOptions(cite_spans=True))
         assert list(dict.fromkeys(r.note_path for r in plain)) == list(
             dict.fromkeys(r.note_path for r in located)
         )
