@@ -15,6 +15,10 @@ export default defineConfig([
       },
     },
     rules: {
+      // Sentence case everywhere, with the product's name kept as it is spelled and the ask
+      // pane's three lower-case status fragments ("asking…", "failed", "stopped": the progress
+      // line reads "done · 3 sources", "reading “Note”…") left as they are.
+      "obsidianmd/ui/sentence-case": ["warn", { brands: ["Vault RAG", "Obsidian", "OpenAI", "Ollama", "LM Studio", "Tavily"], ignoreRegex: ["^(asking…|failed|stopped)$"] }],
       // display() is what Obsidian before 1.13 (minAppVersion 1.7.2) shows; the declarative
       // getSettingDefinitions() API only exists from 1.13.0.
       "obsidianmd/settings-tab/prefer-setting-definitions": "off",
@@ -23,8 +27,6 @@ export default defineConfig([
   {
     files: ["src/view/**/*.ts"],
     rules: {
-      // The progress line is a lower-case status fragment ("asking…", "done · 3 sources"), not a label.
-      "obsidianmd/ui/sentence-case": "off",
       // The pane's DOM code (dom.ts h(), turn.ts) also runs in a plain browser page (tests/browser,
       // the Chromium test) where Obsidian's createEl helpers do not exist.
       "obsidianmd/prefer-create-el": "off",

@@ -248,7 +248,16 @@ export class AskPane {
 
   /** Show the stored conversation `threadId` and continue it. A thread the sidecar does not
    * know (never asked, or its data dir was reset) just starts empty under that id. */
+  /** Resolves once the thread is shown, failed, or the pane has started waiting for a sidecar
+   * that is starting (the wait goes on without holding up the caller: Obsidian awaits a view's
+   * `setState` while it loads the workspace). */
   async resume(threadId: string): Promise<void> {
+    let waiting = () => undefined as void;
+    const startedWaiting = new Promise<void>((resolve) => (waiting = resolve));
+    await Promise.race([this.resumeThread(threadId, () => waiting()), startedWaiting]);
+  }
+
+  private async resumeThread(threadId: string, onWait: () => void): Promise<void> {
     if (threadId === this.threadId && (this.turns.length > 0 || this.resuming !== null)) return;
     this.clearTurns();
     this.threadId = threadId;
@@ -261,7 +270,10 @@ export class AskPane {
         load: (id, signal) => (deps.loadThread ? deps.loadThread(id, signal) : Promise.resolve([])),
         clock: this.clock,
         onError: (error) => this.deps.onError?.(error),
-        note: (text, failed) => this.setResumeNote(text, failed),
+        note: (text, failed) => {
+          this.setResumeNote(text, failed);
+          if (text !== null && !failed) onWait();
+        },
       });
       if (messages === null || controller.signal.aborted) return;
       for (const { question, answer, answerId, citations } of threadTurns(messages)) {
