@@ -172,8 +172,9 @@ def _settled(text: str) -> int:
     """How much of `text` renders the same whatever follows it.
 
     Blocks before the last one are finished. In the last block, when it is not code and no
-    blank line has closed it, everything from its first `!` or `<` is held back: only there can
-    an image or a tag start, be completed, or be swallowed by a code span that closes later.
+    blank line has closed it, everything from its first `![` or `<` (or a last `!`) is held
+    back: only there can an image or a tag start, be completed, or be swallowed by a code span
+    that closes later.
     """
     if "!" not in text and "<" not in text:
         return len(text)
@@ -194,5 +195,6 @@ def _settled(text: str) -> int:
     after = text[starts[min(end, len(starts) - 1)] :]
     if "\n" in after and not after.split("\n", 1)[0].strip():
         return len(text)  # a blank line closed it
-    held = [at for at in (text.find("!", starts[first]), text.find("<", starts[first])) if at >= 0]
-    return min(held, default=len(text))
+    held = [text.find(mark, starts[first]) for mark in ("![", "<")]
+    held += [len(text) - 1] if text.endswith("!") else []
+    return min((at for at in held if at >= 0), default=len(text))
