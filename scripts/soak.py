@@ -2,8 +2,9 @@
 
 Not a CI test (issue 13). On a copy of the sample vault it runs, at random: plugin-style PUTs
 of edited notes, deletes, renames (on disk, then the API), disk-only edits (the watcher),
-searches and asks on a few threads; every so often it kills the server with SIGKILL and starts
-it again. At the end it checks that the index equals a clean rebuild of the vault and that no
+searches, asks on a few threads and hostile files (odd names, FIFOs, an alias bomb); every so
+often it kills the server with SIGKILL and starts it again. At the end it checks that the index
+equals a clean rebuild of the vault and that no
 thread lost a turn (each thread holds two messages per answered ask), and prints the figures.
 
     python scripts/soak.py --minutes 10 [--seed 1] [--workdir DIR]
@@ -140,6 +141,48 @@ def ask(server: Server, question: str, thread_id: str | None) -> dict | None:
     return final
 
 
+# A YAML alias bomb under `aliases:` (issue 31, defect 8): 9 levels, 9x each.
+ALIAS_BOMB = (
+    "---\naliases:\n  - &a [x,x,x,x,x,x,x,x,x]\n"
+    + "".join(f"  - &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+    + "---\n# Bomb\n\nText.\n"
+)
+
+
+def hostile(vault: Path, n: int, rng: random.Random) -> str:
+    """Put one hostile file in the vault (issue 31): a name with no safe vault path, a FIFO
+    named .md, or an alias bomb. The server must skip or refuse it and go on."""
+    folder = vault / "Hostile"
+    folder.mkdir(exist_ok=True)
+    kind = rng.choice(["colon", "backslash", "bytes", "fifo", "bomb"])
+    if kind == "colon":  # a top-level name whose second character is ':' (a Windows drive)
+        (vault / f"Q: quokkas {n}.md").write_text("# Q\n", encoding="utf-8")
+    elif kind == "backslash":
+        (folder / f"a\\b {n}.md").write_text("# B\n", encoding="utf-8")
+    elif kind == "bytes":  # not UTF-8
+        name = os.fsencode(folder) + b"/bad-\xff-" + str(n).encode() + b".md"
+        with open(name, "wb") as handle:
+            handle.write(b"# Bytes\n")
+    elif kind == "fifo":
+        os.mkfifo(folder / f"pipe {n}.md")
+    else:
+        (folder / f"bomb {n}.md").write_text(ALIAS_BOMB, encoding="utf-8")
+    return kind
+
+
+def plain_note(path: Path, vault: Path) -> bool:
+    """A note the soak may edit, post, rename or delete (not one of the hostile files)."""
+    rel = path.relative_to(vault).as_posix()
+    return (
+        path.is_file()  # not a FIFO
+        and "Hostile" not in path.parts
+        and ":" not in rel
+        and "\\" not in rel
+        and rel.isprintable()
+        and not any("\udc80" <= c <= "\udcff" for c in rel)  # undecodable bytes
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0)
@@ -172,12 +215,16 @@ def main() -> int:
         next_kill = time.monotonic() + rng.expovariate(1 / args.kill_every)
         end = started + args.minutes * 60
         while time.monotonic() < end:
-            notes = sorted(p for p in vault.rglob("*.md") if ".obsidian" not in p.parts)
+            notes = sorted(
+                p
+                for p in vault.rglob("*.md")
+                if ".obsidian" not in p.parts and plain_note(p, vault)
+            )
             note = rng.choice(notes)
             rel = note.relative_to(vault).as_posix()
             kind = rng.choices(
-                ["put", "delete", "rename", "disk", "create", "search", "ask"],
-                weights=[5, 1, 1, 4, 1, 4, 2],
+                ["put", "delete", "rename", "disk", "create", "search", "ask", "hostile"],
+                weights=[5, 1, 1, 4, 1, 4, 2, 1],
             )[0]
             try:
                 if kind in ("put", "disk"):
@@ -201,6 +248,8 @@ def main() -> int:
                     server.client.post("/v1/notes/rename", json={"renames": [pair]})
                 elif kind == "search":
                     server.client.post("/v1/search", json={"query": rng.choice(WORDS)})
+                elif kind == "hostile":
+                    kind = f"hostile: {hostile(vault, ops.total(), rng)}"
                 elif kind == "ask":
                     thread = rng.choice([None, *list(turns)[:3]])
                     final = ask(server, f"What about {rng.choice(WORDS)}?", thread)

@@ -54,6 +54,16 @@ fi
 .venv-langgraph/bin/python -m pip install --quiet -e '.[studio]'
 export VAULT_RAG_LANGGRAPH_REQUIRED=1  # here a missing `langgraph` fails the test, never skips
 
+# The LangGraph agent of tests/test_mcp_agent.py takes the vault's MCP tools through
+# langchain-mcp-adapters, which needs mcp<2 while the sidecar needs mcp>=2.3: a venv of its own,
+# from pyproject's `mcp-agent` dependency group (`pip install --group` needs pip>=25.1).
+if [ ! -x .venv-mcp-agent/bin/python ]; then
+  "$PYTHON" -m venv .venv-mcp-agent
+fi
+.venv-mcp-agent/bin/python -m pip install --quiet --upgrade pip
+.venv-mcp-agent/bin/python -m pip install --quiet --group mcp-agent
+export VAULT_RAG_MCP_AGENT_REQUIRED=1  # here a missing agent venv fails the test, never skips
+
 echo "== ruff"
 ruff check sidecar tests scripts
 ruff format --check sidecar tests scripts

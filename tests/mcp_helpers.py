@@ -24,6 +24,8 @@ SETTINGS_ENV = {
     "VAULT_RAG_EXCLUDE": '["Private"]',
     "VAULT_RAG_MCP_PAGE_SIZE": "10",
     "VAULT_RAG_MCP_MAX_K": "20",
+    "VAULT_RAG_MCP_MAX_NOTE_CHARS": "1000",
+    "VAULT_RAG_MCP_MAX_PASSAGE_CHARS": "400",
     "VAULT_RAG_LLM_MODEL": "",
 }
 SETTINGS = {
@@ -31,6 +33,8 @@ SETTINGS = {
     "exclude": ["Private"],
     "mcp_page_size": 10,
     "mcp_max_k": 20,
+    "mcp_max_note_chars": 1000,
+    "mcp_max_passage_chars": 400,
     "llm_model": None,
     "tavily_api_key": None,
     "server_watch": False,
@@ -142,6 +146,17 @@ async def check_every_tool(client: Client, vault: Path, served_by: str) -> None:
     raw = await call(client, "read_note", path="踩坑记录 Pitfalls.md", resolve_embeds=False)
     assert "![[UObject 与 GC#^gc-pitfall]]" in raw["text"] and raw["embeds"] == []
 
+    # Big results are cut with a marker, at the limits the settings give
+    gc_note = "C++/UObject 与 GC.md"  # 4,588 characters
+    head = await call(client, "read_note", path=gc_note)
+    assert head["truncated"] and "[… cut at 1000 characters:" in head["text"]
+    assert len(head["text"]) < 1100 and head["next_start_line"] > 1
+    rest = await call(client, "read_note", path=gc_note, start_line=head["next_start_line"])
+    assert rest["start_line"] == head["next_start_line"] and rest["text"] != head["text"]
+    wide = await call(client, "search_notes", query="UObject GC UPROPERTY", k=10)
+    assert all(len(r["text"]) <= 400 + 40 for r in wide["results"])
+    assert any("[… cut:" in r["text"] for r in wide["results"])
+
     related = await call(client, "related_notes", path=NANITE, k=3)
     assert related["status"] == "ok" and 1 <= len(related["related"]) <= 3
     assert NANITE not in {r["note"] for r in related["related"]}
@@ -195,3 +210,18 @@ async def check_exclusions(client: Client) -> None:
     assert all(not (c["note"] or "").startswith("Private/") for c in answer["citations"])
     listed = await call(client, "list_notes")
     assert all(not n["path"].startswith("Private/") for n in listed["notes"])
+
+
+def readme_servers() -> list[dict[str, Any]]:
+    """The server entries of the MCP configs the README shows (its `### Other agents: MCP`
+    section), as a client would read them."""
+    import json
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Other agents: MCP", 1)[1].split("\n### ", 1)[0]
+    servers = []
+    for block in re.findall(r"```json\n(.*?)```", section, re.DOTALL):
+        config = json.loads(block)
+        servers += list((config.get("mcpServers") or config.get("servers") or {}).values())
+    return servers

@@ -55,8 +55,9 @@ def write_pdf(
                 else simpleSplit(text, font, size, width - 144)
             )
             for line in lines:
-                if y < 72:
-                    break  # (fixtures keep their pages short)
+                if y < 72:  # the page is full: the paragraph runs on to the next page
+                    canvas.showPage()
+                    y = height - 72
                 canvas.setFont(font, size)
                 canvas.drawString(72, y, line)
                 y -= size * 1.4

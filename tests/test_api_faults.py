@@ -169,7 +169,8 @@ def test_remote_images_in_an_answer_arrive_as_links(live, client):
     assert "evil.example/leak.png" in final["answer"]  # the passage was quoted...
     for text in (final["answer"], streamed):  # ...with its images as plain links
         assert "[quokka photo](https://evil.example/leak.png?q=secret)" in text
-        assert "![quokka photo]" not in text and "<img" not in text
+        assert "\\![quokka photo]" in text  # the image's `!` escaped: "!" and a link
+        assert "<img" not in text
 
 
 # -- item 1: a stale PUT never beats newer disk content -------------------------------------------

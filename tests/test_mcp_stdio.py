@@ -22,6 +22,7 @@ from mcp_helpers import (
     check_exclusions,
     check_listing,
     check_resources,
+    readme_servers,
 )
 
 VAULT_RAG = Path(sys.executable).with_name("vault-rag")  # the installed entry point
@@ -62,3 +63,24 @@ def test_handshake_session_refuses_bad_input_and_never_serves_excluded_notes(ser
             await check_exclusions(client)
 
     anyio.run(session)
+
+
+def test_the_readme_stdio_configs_start_the_server(served) -> None:
+    """Claude Desktop / Cursor / VS Code JSON from the README, as those clients run it."""
+    vault, params = served
+    stdio = [s for s in readme_servers() if "command" in s]
+    assert len(stdio) == 2 and all(s.get("type", "stdio") == "stdio" for s in stdio)
+
+    async def session(entry: dict) -> None:
+        assert entry["command"] == "vault-rag"
+        args = [str(vault) if a == "/path/to/your/vault" else a for a in entry["args"]]
+        data = params.args[params.args.index("--data-dir") + 1]
+        env = {**params.env, "VAULT_RAG_DATA_DIR": data}  # type: ignore[dict-item]
+        config = StdioServerParameters(command=str(VAULT_RAG), args=args, env=env)
+        async with Client(config) as client:
+            found = await client.call_tool("search_notes", {"query": "Enable Nanite Support"})
+            assert found.structured_content is not None
+            assert found.structured_content["results"][0]["note"] == "Rendering/Lumen 与 Nanite.md"
+
+    for entry in stdio:
+        anyio.run(session, entry)

@@ -81,8 +81,46 @@ def _headings(text: str) -> set[str]:
     return titles
 
 
+# PDF sets: questions over a vault built by a script from a shared vault (file stem ->
+# (shared vault, the folder stored as PDFs)); their gold are PDFs with a `gold_page`.
+PDF_SETS = {"pdf-help-en": ("obsidian-help-en", "Obsidian Sync")}
+PDF_MIN_QUESTIONS = 20
+
+
 def test_every_set_exists():
-    assert sorted(p.stem for p in QA_DIR.glob("*.jsonl")) == sorted(SETS)
+    assert sorted(p.stem for p in QA_DIR.glob("*.jsonl")) == sorted({*SETS, *PDF_SETS})
+
+
+@pytest.mark.parametrize("stem", sorted(PDF_SETS))
+def test_pdf_sets_have_page_gold_and_copy_nothing(stem: str):
+    """Every question names one PDF of the converted folder and the page that answers it,
+    and (when the shared vault is here) repeats no 40 characters of the note it was made
+    from (scripts/help_pdfs.py)."""
+    rows = _load(stem)
+    assert len(rows) >= PDF_MIN_QUESTIONS
+    name, folder = PDF_SETS[stem]
+    for row in rows:
+        where = f"{stem}:{row.get('id')}"
+        assert (
+            REQUIRED_KEYS | {"gold_page"}
+            <= set(row)
+            <= REQUIRED_KEYS
+            | {
+                "gold_page",
+                "gold_heading",
+            }
+        ), where
+        assert str(row["id"]).startswith(f"{stem}-"), where
+        assert row["kind"] in KINDS - {"off_topic", "embed-only"}, where
+        assert len(row["gold"]) == 1 and row["gold"][0].startswith(f"{folder}/"), where
+        assert row["gold"][0].endswith(".pdf"), where
+        assert isinstance(row["gold_page"], int) and row["gold_page"] >= 1, where
+    vault = shared_vault(name)
+    for row in rows:
+        source = (vault / row["gold"][0]).with_suffix(".md")
+        text, question = source.read_text(encoding="utf-8"), row["question"]
+        for start in range(max(0, len(question) - COPY_RUN + 1)):
+            assert question[start : start + COPY_RUN] not in text, f"{row['id']} copies"
 
 
 @pytest.mark.parametrize("stem", sorted(SETS))

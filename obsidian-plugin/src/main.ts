@@ -1,4 +1,4 @@
-import { FileSystemAdapter, Plugin, resolveSubpath } from "obsidian";
+import { type DataAdapter, FileSystemAdapter, Plugin, requireApiVersion, resolveSubpath } from "obsidian";
 
 import {
   askAboutNoteCommand,
@@ -18,6 +18,7 @@ import { Services } from "./services";
 import { parseSettings, type SettingsHost, type SidecarControls, type VaultRagSettings, VaultRagSettingTab } from "./settings";
 import { nodeLauncher } from "./sidecar/nodeLauncher";
 import { parsePersistedSync, syncEvents } from "./sync";
+import { SyncStateFile } from "./sync/stateFile";
 import { type TokenStore, tokenStore } from "./token";
 import { AskView, VIEW_TYPE_ASK } from "./view/askView";
 import { RelatedView, VIEW_TYPE_RELATED } from "./view/relatedView";
@@ -28,6 +29,8 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   private readonly tasks = new BackgroundTasks();
   private tokens: TokenStore | null = null;
   private command: DeviceStore | null = null;
+  /** Only where the app gives no file adapter: the sync state stays in data.json. */
+  private syncInData = true;
   services: Services | null = null;
 
   override async onload(): Promise<void> {
@@ -39,12 +42,24 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     this.settings.token = this.tokens.load(plainToken);
     const syncedCommand = this.settings.sidecarCommand;
     this.settings.sidecarCommand = this.command.load(syncedCommand);
-    const persisted = parsePersistedSync(isObject(data) ? data.sync : null);
-    const adapter = this.app.vault.adapter;
+    const adapter = this.app.vault.adapter as DataAdapter | undefined; // absent in stand-ins
+    // The sync state lives in files of its own (not data.json, which vault sync copies on every
+    // change); a state still in data.json (an earlier version) is read once and moved.
+    const stateFile =
+      adapter !== undefined && typeof adapter.write === "function"
+        ? new SyncStateFile(() => this.services?.sync.persisted ?? { ops: [], upserts: [], known: {} }, {
+            dir: this.manifest.dir ?? `${this.app.vault.configDir}/plugins/${this.manifest.id}`,
+            adapter,
+          })
+        : null;
+    const legacy = isObject(data) ? data.sync : null;
+    const persisted = parsePersistedSync((await stateFile?.load()) ?? legacy);
+    this.syncInData = stateFile === null;
     const services = new Services(this.app, () => this.settings, {
       resolveSubpath,
       persisted,
       save: () => this.saveAll(),
+      stateFile,
       launcher: nodeLauncher(), // desktop only; null on mobile
       keys: keyStore(this.app),
       vaultPath: () => (adapter instanceof FileSystemAdapter ? adapter.getBasePath() : null),
@@ -55,10 +70,17 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     });
     this.services = services;
     // The token leaves data.json for secret storage, the command for this device's storage.
-    if ((this.tokens.secret && plainToken !== "") || (this.command.local && syncedCommand !== "")) await this.saveAll();
+    const movedOut = (this.tokens.secret && plainToken !== "") || (this.command.local && syncedCommand !== "");
+    if (stateFile !== null && legacy !== null && legacy !== undefined) {
+      stateFile.changed(); // the files get the old state; data.json drops it now
+      await stateFile.flush();
+    }
+    if (movedOut || (stateFile !== null && legacy !== null && legacy !== undefined)) await this.saveAll();
     this.addSettingTab(new VaultRagSettingTab(this.app, this));
     const deps = { vault: obsidianVault(this.app), resolveSubpath };
-    this.addCommand(resolveActiveNoteCommand(this.app, deps, this.tasks));
+    // A developer's check of the embed resolver: in the palette only with the debug flag
+    // (`app.saveLocalStorage("vault-rag-debug", "1")` in the developer console).
+    if (debugEnabled(this.app)) this.addCommand(resolveActiveNoteCommand(this.app, deps, this.tasks));
     this.registerView(VIEW_TYPE_ASK, (leaf) => new AskView(leaf, services.viewHost));
     this.addCommand(openAskViewCommand(this.app, VIEW_TYPE_ASK));
     this.addCommand(
@@ -102,7 +124,8 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     this.services?.settingsChanged();
   }
 
-  /** `data.json`: the settings (the token only without secret storage), the sync queue under `sync`. */
+  /** `data.json`: the settings (the token only without secret storage; the sync state only
+   * where there is no file adapter, else it is in `sync-queue.json` / `sync-known.json`). */
   private async saveAll(): Promise<void> {
     const settings = { ...this.settings };
     if (this.tokens?.secret) {
@@ -113,7 +136,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
       this.command.save(settings.sidecarCommand);
       settings.sidecarCommand = "";
     }
-    const sync = this.services?.sync.persisted;
+    const sync = this.syncInData ? this.services?.sync.persisted : undefined;
     await this.saveData(sync === undefined ? settings : { ...settings, sync });
   }
 
@@ -131,6 +154,12 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   get tokenInSecretStorage(): boolean {
     return this.tokens?.secret ?? false;
   }
+}
+
+export const DEBUG_KEY = "vault-rag-debug";
+
+function debugEnabled(app: VaultRagPlugin["app"]): boolean {
+  return requireApiVersion("1.8.7") && typeof app.loadLocalStorage === "function" && app.loadLocalStorage(DEBUG_KEY) === "1";
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -38,6 +38,8 @@ export interface ServicesHooks {
   vaultPath?: () => string | null;
   /** Keep the token the started sidecar handed over (the settings, saved). */
   saveToken?: (token: string) => Promise<void>;
+  /** The sync state's own files (`sync/stateFile.ts`); absent: it goes into the plugin's data. */
+  stateFile?: { changed(): void; flush(): Promise<void> } | null;
   /** Where the chat and web search keys are kept (never data.json); absent: this session only. */
   keys?: KeyStore;
 }
@@ -229,6 +231,10 @@ export class Services {
 
   /** Save the sync queue once it has been quiet for a moment (and only when it changed). */
   private schedulePersist(): void {
+    if (this.hooks.stateFile) {
+      this.hooks.stateFile.changed();
+      return;
+    }
     if (this.hooks.save === undefined || this.persistTimer !== null) return;
     this.persistTimer = window.setTimeout(() => {
       this.persistTimer = null;
@@ -237,6 +243,10 @@ export class Services {
   }
 
   async persistNow(): Promise<void> {
+    if (this.hooks.stateFile) {
+      await this.hooks.stateFile.flush();
+      return;
+    }
     const key = JSON.stringify(this.sync.persisted);
     if (key === this.persistedKey || this.hooks.save === undefined) return;
     this.persistedKey = key;

@@ -43,6 +43,9 @@ function fakeApp(vault: FixtureVault, active: string | null) {
     return { source, name };
   };
   const app = {
+    // The debug flag: the resolver's command is registered (tests below drive it).
+    loadLocalStorage: (key: string) => (key === "vault-rag-debug" ? "1" : null),
+    saveLocalStorage: () => undefined,
     workspace: {
       getActiveFile: () => state.active,
       onLayoutReady: (callback: () => unknown) => state.layoutReady.push(callback),
@@ -115,6 +118,15 @@ describe("VaultRagPlugin", () => {
     expect(fake.statusBarItems).toHaveLength(1);
     expect((fake.statusBarItems[0] as shim.FakeElement).textContent).toBe("RAG: connecting…");
     expect(fake.events).toEqual([]); // vault events only after layout-ready
+  });
+
+  it("keeps the resolver's debug command out of the palette without the debug flag", async () => {
+    const { app } = fakeApp(vault, "A.md");
+    Object.assign(app, { loadLocalStorage: () => null });
+    const { fake, plugin } = await loadPlugin(app);
+    plugins.push(plugin);
+    expect(fake.commands.map((c) => c.id)).not.toContain("resolve-active-note-embeds");
+    expect(fake.commands.map((c) => c.id)).toContain("open-ask-pane");
   });
 
   it("resolves the active note and shows the resolved length", async () => {
@@ -474,6 +486,28 @@ describe("VaultRagPlugin", () => {
     const again = await loadPlugin(app, fake.data);
     plugins.push(again.plugin);
     expect(again.plugin.settings.sidecarCommand).toBe("/opt/rag/bin/vault-rag serve --vault /v");
+  });
+
+  it("moves the sync state out of data.json into files of its own in the plugin folder", async () => {
+    const files = new Map<string, string>();
+    const { app } = fakeApp(vault, null);
+    Object.assign(app.vault, {
+      configDir: ".obsidian",
+      adapter: {
+        read: async (p: string) => files.get(p) ?? "",
+        write: async (p: string, d: string) => void files.set(p, d),
+        exists: async (p: string) => files.has(p),
+      },
+    });
+    const sync = { ops: [{ kind: "delete", path: "Gone.md" }], upserts: ["B.md"], known: { "A.md": [1, 2, "abcdef0123456789"] } };
+    const { plugin, fake } = await loadPlugin(app, { sync });
+    plugins.push(plugin);
+    expect(fake.data).not.toHaveProperty("sync");
+    expect(JSON.parse(files.get(".obsidian/plugins/vault-rag/sync-queue.json") ?? "{}")).toEqual({ ops: sync.ops, upserts: ["B.md"] });
+    expect(JSON.parse(files.get(".obsidian/plugins/vault-rag/sync-known.json") ?? "{}")).toEqual({ known: sync.known });
+    const again = await loadPlugin(app, fake.data);
+    plugins.push(again.plugin);
+    expect(again.plugin.services?.sync.persisted).toEqual(sync); // read back from the files
   });
 
   it("keeps the token in data.json on an app older than secret storage (1.11.4)", async () => {

@@ -14,6 +14,7 @@ import {
   RELATED_DEBOUNCE_MS,
   type RelatedState,
   RelatedTracker,
+  plainSnippet,
   relatedItems,
   statusMessage,
   wikilink,
@@ -228,8 +229,9 @@ describe("RelatedView", () => {
     await ctx.settle();
     expect(ctx.requests).toEqual(["/v1/related?path=Rendering%2FLumen.md&k=10"]);
     expect(ctx.q("related-title")?.textContent).toBe("Related to Lumen");
-    expect(ctx.qa("related-name").map((el) => el.textContent)).toEqual(["Nanite ↔", "Profiling"]);
-    expect(ctx.qa("related-linked")).toHaveLength(1);
+    expect(ctx.qa("related-name").map((el) => el.textContent)).toEqual(["Nanite", "Profiling"]);
+    expect(ctx.qa("related-linked").map((el) => el.textContent)).toEqual(["linked"]);
+    expect(ctx.qa("related-score").map((el) => el.textContent)).toEqual(["0.91", "0.74"]);
     expect(ctx.qa("related-heading").map((el) => el.textContent)).toEqual(["Virtual geometry"]);
     expect(ctx.qa("related-snippet").map((el) => el.textContent)).toEqual(["Nanite streams clusters…", "stat gpu shows…"]);
     expect(ctx.q("related-status")?.hidden).toBe(true);
@@ -298,5 +300,31 @@ describe("RelatedView", () => {
     await ctx.settle();
     expect(ctx.q("related-status")?.textContent).toBe("The sidecar answered 404: no note 'Rendering/Lumen.md' in the vault");
     expect(ctx.errors).toHaveLength(1);
+  });
+});
+
+describe("a related passage as plain text", () => {
+  it("shows the heading once and the passage as it reads rendered", () => {
+    // What the sidecar sent for the sample vault (docs/images/related-notes.png before issue 29).
+    expect(plainSnippet("## Render Thread（Draw）优化 里 Draw 最高时，`stat unit` 看 **Mesh draw calls**", ["性能分析", "Render Thread（Draw）优化"])).toBe(
+      "里 Draw 最高时，stat unit 看 Mesh draw calls",
+    );
+    expect(plainSnippet("## 目录结构 | 文件夹 | 内容 | | --- | --- | | `Gameplay/` | Actor 生命周期 |", ["欢迎 Welcome", "目录结构"])).toBe(
+      "文件夹 · 内容 · Gameplay/ · Actor 生命周期",
+    );
+    expect(plainSnippet("- 在 C++ 里改了 → [[Blueprint and C++ Communication]] - see [[Net/Replication and RPCs|RPCs]] and [docs](https://x.dev)")).toBe(
+      "在 C++ 里改了 → Blueprint and C++ Communication see RPCs and docs",
+    );
+    expect(plainSnippet("x".repeat(300))).toHaveLength(160);
+  });
+
+  it("names the best heading once, not when it only repeats the note's name", () => {
+    const items = relatedItems({
+      path: "A.md",
+      status: "ok",
+      related: [{ note_path: "R/Nanite.md", heading_path: "Nanite", anchor: "Nanite", line_start: 0, snippet: "# Nanite\n\nNanite streams", score: 0.5, linked: false }],
+    });
+    expect(items[0]?.heading).toBe("");
+    expect(items[0]?.snippet).toBe("Nanite streams");
   });
 });

@@ -117,6 +117,9 @@ class Settings(BaseSettings):
     # Asking about a note (`POST /v1/ask` `note`): its passages' scores × (1 + w), its linked
     # notes' × (1 + w/2), bounded (retrieval/focus.py)
     focus_boost: float = Field(default=0.3, ge=0.0, le=0.5)
+    # Cite the section of each retrieved unit that answers, not the unit's first heading
+    # (retrieval/cite.py); false: every result cites its unit's first section
+    cite_spans: bool = True
 
     # --- Re-ranking (retrieval/rerank/): a second stage over the fused top candidates ----------
     # none: off; http: a `/v1/rerank` service (llama.cpp --reranking, TEI, vLLM, Jina, Cohere);

@@ -252,13 +252,13 @@ export class AskPane {
     if (threadId === this.threadId && (this.turns.length > 0 || this.resuming !== null)) return;
     this.clearTurns();
     this.threadId = threadId;
-    const load = this.deps.loadThread;
-    if (load === undefined) return;
+    const deps = this.deps;
+    if (deps.loadThread === undefined) return;
     const controller = new AbortController();
     this.resuming = controller;
     try {
       const messages = await loadPatiently(threadId, controller.signal, {
-        load: (id, signal) => load(id, signal),
+        load: (id, signal) => (deps.loadThread ? deps.loadThread(id, signal) : Promise.resolve([])),
         clock: this.clock,
         onError: (error) => this.deps.onError?.(error),
         note: (text, failed) => this.setResumeNote(text, failed),

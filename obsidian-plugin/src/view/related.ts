@@ -33,15 +33,51 @@ export function noteName(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1).replace(/\.md$/i, "");
 }
 
+const SNIPPET_CHARS = 160;
+
+/** A passage as one line of plain text, the way the note reads rendered: no `#` markers, table
+ * rules or pipes, emphasis or code ticks; `[[target|alias]]` as its alias, `[text](url)` as its
+ * text; the headings already shown (`shown`) not repeated at its start; cut at 160 characters. */
+export function plainSnippet(markdown: string, shown: string[] = []): string {
+  let text = markdown;
+  // A heading already shown above the passage, written as a heading in it: dropped.
+  for (const heading of shown.map((h) => h.trim()).filter(Boolean)) {
+    const escaped = heading.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    text = text.replace(new RegExp(`(^|\\s)#{1,6}\\s+${escaped}(?=\\s|$)`, "g"), "$1");
+  }
+  text = text
+    .replace(/!\[\[[^\]]*\]\]/g, " ") // embeds
+    .replace(/\[\[([^\]|]*)\|([^\]]*)\]\]/g, "$2")
+    .replace(/\[\[([^\]#]*)(#[^\]]*)?\]\]/g, (_m, target: string, sub: string | undefined) =>
+      (target.split("/").pop() ?? target) || (sub ?? "").replace(/^#\^?/, ""),
+    )
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\|?(\s*:?-{3,}:?\s*\|)+\s*(:?-{3,}:?)?\s*/g, " ") // table rules
+    .replace(/(^|\s)#{1,6}\s+/g, "$1") // heading markers
+    .replace(/(^|\s)>\s+/g, "$1") // quotes
+    .replace(/(^|\s)(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?/g, "$1") // list items, tasks
+    .replace(/\s*\|\s*/g, " · ")
+    .replace(/(\*\*|__|~~|==|`+)/g, "")
+    .replace(/(^|\s)[*_]([^*_\s][^*_]*)[*_](?=\s|$|[.,;:!?])/g, "$1$2")
+    .replace(/\s+/g, " ")
+    .replace(/(\s*·\s*){2,}/g, " · ")
+    .replace(/^(\s*·\s*)+|(\s*·\s*)+$/g, "")
+    .trim();
+  return text.length > SNIPPET_CHARS ? `${text.slice(0, SNIPPET_CHARS - 1).trimEnd()}…` : text;
+}
+
 export function relatedItems(result: RelatedNotes): RelatedItem[] {
   return result.related.map((note) => {
     const parts = note.heading_path.split(HEADING_SEPARATOR);
     const target = noteTarget(note.note_path, note.anchor, note.line_start);
+    const name = noteName(note.note_path);
+    const deepest = parts[parts.length - 1] ?? "";
     return {
       path: note.note_path,
-      name: noteName(note.note_path),
-      heading: parts[parts.length - 1] ?? "",
-      snippet: note.snippet,
+      name,
+      // Once: not when it only repeats the note's name (a note's title heading).
+      heading: deepest === name ? "" : deepest,
+      snippet: plainSnippet(note.snippet, [name, ...parts]),
       score: note.score,
       linked: note.linked,
       linktext: target.linktext,

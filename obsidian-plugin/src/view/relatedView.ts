@@ -126,17 +126,25 @@ export class RelatedView extends ItemView implements HoverParent {
       testid: "related-item",
       attrs: { draggable: "true", "data-path": item.path, title: item.path },
     });
-    const name = h(row, "div", { cls: "vault-rag-related-name", testid: "related-name", text: item.name });
+    // One line: the note, its best heading once, the linked mark and the score; the passage below.
+    const line = h(row, "div", { cls: "vault-rag-related-line" });
+    h(line, "span", { cls: "vault-rag-related-name", testid: "related-name", text: item.name });
+    if (item.heading) h(line, "span", { cls: "vault-rag-related-heading", testid: "related-heading", text: item.heading });
     if (item.linked) {
-      h(name, "span", {
+      h(line, "span", {
         cls: "vault-rag-related-linked",
         testid: "related-linked",
-        text: " ↔",
-        attrs: { "aria-label": "Already linked from this note" },
+        text: "linked",
+        attrs: { "aria-label": "This note already links to it", title: "This note already links to it" },
       });
     }
-    if (item.heading) h(row, "div", { cls: "vault-rag-related-heading", testid: "related-heading", text: item.heading });
-    h(row, "div", { cls: "vault-rag-related-snippet", testid: "related-snippet", text: item.snippet });
+    h(line, "span", {
+      cls: "vault-rag-related-score",
+      testid: "related-score",
+      text: item.score.toFixed(2),
+      attrs: { title: "Similarity to this note (cosine, 1 = the same)" },
+    });
+    if (item.snippet) h(row, "div", { cls: "vault-rag-related-snippet", testid: "related-snippet", text: item.snippet });
     row.addEventListener("click", (event) => void openNoteTarget(this.app, item.target, event, this.sourcePath));
     row.addEventListener("mouseenter", (event) =>
       hoverNoteTarget(this.app, VIEW_TYPE_RELATED, this, event, row, item.target, this.sourcePath),

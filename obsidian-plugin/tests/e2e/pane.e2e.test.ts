@@ -297,6 +297,8 @@ if (env.skipReason && !required) {
       // Clicking a citation opens the note at the cited line (`eState: { line }`, recorded instead
       // of Obsidian's openLinkText); that line lies in the cited heading's section of the note.
       // (Two passages under one heading are two citations with the same link: click the first.)
+      // Sources the answer already links are folded into "N sources": unfold them to click one.
+      if ((await turn.locator(sel("sources")).getAttribute("open")) === null) await turn.locator(sel("sources-label")).click();
       const link = turn.locator(`${sel("citation")}[data-href="${expected}"]`).first();
       const line = Number(await link.getAttribute("data-line"));
       expect(line, "the citation carries its line").toBeGreaterThan(0);

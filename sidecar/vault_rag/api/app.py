@@ -64,6 +64,8 @@ and the answer graph.
   unavailable. `PUT /v1/notes` refuses a whole batch, storing nothing, with 403 `excluded`
   (a note in an excluded folder) or 404 `no_file` (a note with no file in the sidecar's
   vault); `detail.paths` names the notes.
+* **MCP**: `/mcp` serves the same vault to other agents over the Model Context Protocol
+  (streamable HTTP, stateless; the same token, Host and Origin checks; read-only).
 * **Excluded folders** (`/v1/settings/exclude`): the sidecar's `exclude` setting plus the
   list the plugin pushes are never read, indexed or accepted.
 """
@@ -103,6 +105,7 @@ def create_app(
                 open_checkpointer(state.index.data_dir)
             )
             state.graph = build_graph(state.checkpointer)
+            await stack.enter_async_context(mcp_requests)  # `/mcp` (mcp_server/http.py)
             app.state.server = state
             yield
             app.state.server = None
@@ -125,6 +128,9 @@ def create_app(
     for module in (status, notes, search, related, ask, threads, answers, exclude, models):
         v1.include_router(module.router, dependencies=[Depends(require_token)])
     app.include_router(v1)
+    from vault_rag.mcp_server.http import mount_mcp
+
+    mcp_requests = mount_mcp(app, settings)  # `/mcp`: the MCP tools, same token and checks
     # Added last = runs first: host check, then CORS (so errors carry the grant), then limits.
     app.add_middleware(
         BodyLimitMiddleware,

@@ -187,8 +187,13 @@ def _print(report: dict[str, Any]) -> None:
         highlight=False,
     )
     systems = report["systems"]
-    for level, title in (("note", "note level"), ("heading", "heading level (gold_heading)")):
-        if not any(s[level].get("overall", {}).get("n") for s in systems.values()):
+    levels = (
+        ("note", "note level"),
+        ("heading", "heading level (gold_heading)"),
+        ("page", "page level (gold_page: PDFs)"),
+    )
+    for level, title in levels:
+        if not any(s.get(level, {}).get("overall", {}).get("n") for s in systems.values()):
             continue
         table = Table(title=title)
         for column in ("scope", "n", "system", *(LABELS[m] for m in MEASURES)):

@@ -47,6 +47,8 @@ class Hit:
     heading_path: str = ""
     embedded_in: tuple[str, ...] = ()
     chunk_id: str = ""
+    page: int | None = None  # a PDF passage's pages
+    page_end: int | None = None
 
 
 def credits(hit: Hit, gold: Iterable[str]) -> bool:
@@ -85,6 +87,17 @@ def heading_run(hits: Sequence[Hit], gold: Sequence[str], gold_heading: str, k: 
     for i, hit in enumerate(hits[:k]):
         hit_ok = credits(hit, gold) and in_section(hit.heading_path, gold_heading)
         keys.append(GOLD if hit_ok else f"{i}:{hit.chunk_id or hit.note_path}")
+    return list(dict.fromkeys(keys))
+
+
+def page_run(hits: Sequence[Hit], gold: Sequence[str], gold_page: int, k: int) -> list[str]:
+    """The passage-level ranking of a PDF answer: results from the gold file whose pages
+    include the gold page count as `GOLD`."""
+    keys: list[str] = []
+    for i, hit in enumerate(hits[:k]):
+        first, last = hit.page, hit.page_end or hit.page
+        on_page = first is not None and last is not None and first <= gold_page <= last
+        keys.append(GOLD if on_page and credits(hit, gold) else f"{i}:{hit.chunk_id}")
     return list(dict.fromkeys(keys))
 
 

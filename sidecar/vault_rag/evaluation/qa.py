@@ -40,6 +40,7 @@ class QAItem:
     question: str
     gold: tuple[str, ...]  # alternatives: a result from any of these notes answers it
     gold_heading: str | None = None
+    gold_page: int | None = None  # a PDF answer: the 1-based page of the first gold file
     kind: str = "unspecified"
     lang: str | None = None
     source: str = ""  # "file:line", for messages
@@ -121,6 +122,9 @@ def _parse(raw: Any, where: str, known: set[str] | None) -> QAItem:
     heading = raw.get("gold_heading")
     if heading is not None and (not isinstance(heading, str) or not heading.strip()):
         raise QAError(f"{where}: `gold_heading` must be a non-empty string when given")
+    page = raw.get("gold_page")
+    if page is not None and (isinstance(page, bool) or not isinstance(page, int) or page < 1):
+        raise QAError(f"{where}: `gold_page` must be a page number (1 or more) when given")
     lang = raw.get("lang")
     if lang is not None and not isinstance(lang, str):
         raise QAError(f"{where}: `lang` must be a string")
@@ -130,6 +134,7 @@ def _parse(raw: Any, where: str, known: set[str] | None) -> QAItem:
         question=question.strip(),
         gold=paths,
         gold_heading=heading.strip() if heading else None,
+        gold_page=page,
         kind=kind,
         lang=lang,
         source=where,

@@ -26,8 +26,9 @@ def to_markdown(report: dict[str, Any], title: str = "") -> str:
         f"{report['scored']} scored questions ({report['off_topic']} off-topic skipped), "
         f"{report['with_heading']} with `gold_heading`; depth {report['k']}."
     )
-    for level, heading in (("note", "Note level"), ("heading", "Heading level")):
-        first = systems[names[0]][level]
+    levels = (("note", "Note level"), ("heading", "Heading level"), ("page", "Page level"))
+    for level, heading in levels:
+        first = systems[names[0]].get(level, {})
         if not first.get("overall", {}).get("n"):
             continue
         lines += ["", f"{heading}, overall (n = {first['overall']['n']}):", ""]

@@ -15,7 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from vault_rag.evaluation.metrics import Hit, first_rank, heading_run, mean, note_run, score
+from vault_rag.evaluation.metrics import (
+    Hit,
+    first_rank,
+    heading_run,
+    mean,
+    note_run,
+    page_run,
+    score,
+)
 from vault_rag.evaluation.qa import QAItem
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import Retriever, SearchOptions, hybrid_search
@@ -59,7 +67,7 @@ class IndexSystem:
 
     def search(self, question: str) -> list[Hit]:
         return [
-            Hit(r.note_path, r.heading_path, tuple(r.embedded_in), r.chunk_id)
+            Hit(r.note_path, r.heading_path, tuple(r.embedded_in), r.chunk_id, r.page, r.page_end)
             for r in hybrid_search(self.index, question, self.options)
         ]
 
@@ -72,6 +80,7 @@ class Outcome:
     note_rank: int | None
     heading_rank: int | None  # None also when the question has no gold_heading
     first: Hit | None
+    page_rank: int | None = None  # None also when the question has no gold_page
 
 
 @dataclass
@@ -79,6 +88,7 @@ class SystemReport:
     name: str
     note: dict[str, Any] = field(default_factory=dict)  # {"overall": {...}, "by_kind": {...}}
     heading: dict[str, Any] = field(default_factory=dict)
+    page: dict[str, Any] = field(default_factory=dict)  # questions with a gold_page only
     misses: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -108,29 +118,39 @@ def evaluate(
         "scored": len(answerable),
         "off_topic": len(items) - len(answerable),
         "with_heading": sum(1 for i in answerable if i.gold_heading),
+        "with_page": sum(1 for i in answerable if i.gold_page),
         "systems": {r.name: _as_dict(r) for r in reports},
     }
 
 
-def _judge(item: QAItem, hits: list[Hit], k: int) -> tuple[Outcome, list[str], list[str] | None]:
+Judged = tuple[Outcome, list[str], list[str] | None, list[str] | None]
+
+
+def _judge(item: QAItem, hits: list[Hit], k: int) -> Judged:
     notes = note_run(hits, item.gold, k)
     headings = heading_run(hits, item.gold, item.gold_heading, k) if item.gold_heading else None
+    pages = page_run(hits, item.gold, item.gold_page, k) if item.gold_page else None
     outcome = Outcome(
         item=item,
         note_rank=first_rank(notes),
         heading_rank=first_rank(headings) if headings is not None else None,
         first=hits[0] if hits else None,
+        page_rank=first_rank(pages) if pages is not None else None,
     )
-    return outcome, notes, headings
+    return outcome, notes, headings, pages
 
 
-def _report(name: str, judged: list[tuple[Outcome, list[str], list[str] | None]]) -> SystemReport:
-    note_scores = score({o.item.id: notes for o, notes, _ in judged})
-    heading_scores = score({o.item.id: h for o, _, h in judged if h is not None})
+def _report(name: str, judged: list[Judged]) -> SystemReport:
+    note_scores = score({o.item.id: notes for o, notes, _, _ in judged})
+    heading_scores = score({o.item.id: h for o, _, h, _ in judged if h is not None})
+    page_scores = score({o.item.id: p for o, _, _, p in judged if p is not None})
     report = SystemReport(name)
-    report.note = _grouped([o for o, _, _ in judged], note_scores)
-    report.heading = _grouped([o for o, _, h in judged if h is not None], heading_scores)
-    for outcome, _, _ in judged:
+    report.note = _grouped([o for o, _, _, _ in judged], note_scores)
+    report.heading = _grouped([o for o, _, h, _ in judged if h is not None], heading_scores)
+    paged = [o for o, _, _, p in judged if p is not None]
+    if paged:  # (absent from reports of question sets without pages: their JSON is unchanged)
+        report.page = _grouped(paged, page_scores)
+    for outcome, _, _, _ in judged:
         if outcome.note_rank == 1:
             continue
         first = outcome.first
@@ -163,6 +183,7 @@ def _as_dict(report: SystemReport) -> dict[str, Any]:
     return {
         "note": report.note,
         "heading": report.heading,
+        **({"page": report.page} if report.page else {}),
         "misses": report.misses,
         "seconds": report.seconds,
     }

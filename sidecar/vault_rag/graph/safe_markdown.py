@@ -3,129 +3,196 @@
 An answer is markdown that the plugin renders. A remote image in it (`![x](https://…)`,
 `<img src="https://…">`) would be fetched the moment the answer is shown, so a prompt-injected
 web page could make an answer send the user's data to any URL (`https://evil/?q=<secret>`).
-Every remote image (and inline frame, audio, video) is turned into a plain link the user may
+Every remote image (and inline frame, audio, video…) is turned into a plain link the user may
 click or not; images from the vault (`![[x.png]]`, relative paths) are left alone.
 
+This is done by parsing, not by pattern (issue 31, defect 4; `markdown_scan.py` finds what would
+load): a remote image's `!` is escaped (`\\![alt](url)` shows "!" and a link), a loading HTML
+tag becomes a link `[alt](url)` (its closing tag goes too), every reference-style image is
+escaped, and the text is parsed again, a few rounds. A block that still loads something after
+that has every `![` and `<` in it escaped, so the result never holds a remote image. A text
+with nothing remote in it is returned unchanged, byte for byte.
+
 `neutralize` rewrites a whole text; `StreamNeutralizer` does the same for text arriving in
-pieces (SSE deltas), holding back only an unfinished `![…](…)` or `<tag …>` until it closes.
+pieces (SSE deltas), holding back only an unfinished construct until it is settled.
 """
 
 from __future__ import annotations
 
 import re
 
-REMOTE = r"(?:[a-zA-Z][a-zA-Z0-9+.-]*:)?//"  # https://, http://, //host (any scheme with //)
-# ![alt](url "title") — the url may be wrapped in <>; alt may hold one level of brackets.
-_MD_IMAGE = re.compile(
-    r"!\[(?P<alt>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*<?(?P<url>" + REMOTE + r"[^\s)>]*)>?"
-    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
-)
-# ![alt][ref] — a reference image: its definition may point anywhere; made a link.
-_REF_IMAGE = re.compile(r"!\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\[([^\]\n]*)\]")
-_TAG = re.compile(
-    r"<(?P<tag>img|iframe|video|audio|source|embed|object|image|track|input)\b(?P<attrs>[^>]*)>",
-    re.IGNORECASE,
-)
-# The closing tags left behind once their element became a link (they render as nothing).
-_CLOSING = re.compile(r"</(?:iframe|video|audio|object)\s*>", re.IGNORECASE)
-_ATTR = re.compile(
-    r"""\b(?P<name>src|srcset|data|poster|href|xlink:href|alt|title)\s*=\s*"""
-    r"""(?:"(?P<d>[^"]*)"|'(?P<s>[^']*)'|(?P<u>[^\s"'>]+))""",
-    re.IGNORECASE,
-)
-_REMOTE_URL = re.compile(REMOTE)
+from vault_rag.graph.markdown_scan import Hazard, hazards, parse, scan_tags
 
-
-def _link(text: str, url: str) -> str:
-    label = text.strip() or url
-    return f"[{label}](<{url}>)" if " " in url else f"[{label}]({url})"
-
-
-def _md_image(match: re.Match[str]) -> str:
-    return _link(match.group("alt"), match.group("url"))
-
-
-def _tag(match: re.Match[str]) -> str:
-    attrs = {
-        m.group("name").lower(): m.group("d") or m.group("s") or m.group("u") or ""
-        for m in _ATTR.finditer(match.group("attrs"))
-    }
-    srcset = attrs.get("srcset", "").strip()
-    urls = [srcset.split(",")[0].split()[0]] if srcset else []
-    urls += [attrs.get(name, "") for name in ("src", "data", "poster", "href", "xlink:href")]
-    remote = [u for u in urls if u and _REMOTE_URL.match(u.strip())]
-    if not remote:
-        return match.group(0)  # a local image (vault attachment): it fetches nothing remote
-    return _link(attrs.get("alt") or attrs.get("title") or "", remote[0].strip())
+ROUNDS = 4  # precise rewrites before a block is escaped whole
+HOLD_LIMIT = 4000  # an unfinished construct longer than this is let through, escaped
 
 
 def neutralize(text: str) -> str:
     """`text` with every remote image, frame or media element made a plain link."""
-    if "![" not in text and "<" not in text:
+    if "!" not in text and "<" not in text:
         return text
-    text = _MD_IMAGE.sub(_md_image, text)
-    text = _REF_IMAGE.sub(lambda m: f"[{m.group(1)}][{m.group(2)}]", text)
-    return _CLOSING.sub("", _TAG.sub(_tag, text))
+    original = text
+    # Line by line as markdown-it counts lines: it reads "\r\n" and "\r" as "\n".
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    if not hazards(text):
+        return original
+    for _ in range(ROUNDS):
+        found = hazards(text)
+        if not found:
+            return text
+        text = _rewrite(text, found)
+    found = hazards(text)
+    if found:
+        text = _escape_lines(text, {h.lines for h in found})
+    if hazards(text):  # cannot happen: no `![` nor `<` is left in those blocks
+        text = escape_all(text)
+    return text
 
 
-HOLD_LIMIT = 4000  # an unfinished construct longer than this is let through (as text)
+def escape_all(text: str) -> str:
+    """`text` with no `![` and no `<` left: nothing in it can load anything."""
+    return text.replace("![", "&#33;[").replace("<", "&lt;")
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0, *(i + 1 for i, c in enumerate(text) if c == "\n"), len(text), len(text)]
+
+
+def _rewrite(text: str, found: list[Hazard]) -> str:
+    starts = _line_starts(text)
+    whole = {h.lines for h in found if h.start is None or h.end is None}
+    edits: list[tuple[int, int, str]] = []
+    for hazard in found:
+        if hazard.lines in whole or hazard.start is None or hazard.end is None:
+            continue
+        edits.append((hazard.start, hazard.end, hazard.replacement))
+        if hazard.closing:
+            block_end = starts[min(hazard.lines[1], len(starts) - 1)]
+            closing = _closing_tag(text, hazard.end, block_end, hazard.closing)
+            if closing is not None:
+                edits.append((*closing, ""))
+    last = len(text) + 1
+    for start, end, new in sorted(edits, reverse=True):
+        if end <= last:  # two edits never overlap; the later one wins
+            text = text[:start] + new + text[end:]
+            last = start
+    return _escape_lines(text, whole) if whole else text
+
+
+def _closing_tag(text: str, start: int, end: int, name: str) -> tuple[int, int] | None:
+    for tag, offset in scan_tags(text[start:end])[1]:
+        if tag == name:
+            close = text.find(">", start + offset)
+            return (start + offset, close + 1) if close != -1 else None
+    return None
+
+
+def _escape_lines(text: str, blocks: set[tuple[int, int]]) -> str:
+    lines = re.split(r"(?<=\n)", text)
+    for first, last in blocks:
+        for index in range(first, min(last, len(lines))):
+            lines[index] = escape_all(lines[index])
+    return "".join(lines)
 
 
 class StreamNeutralizer:
-    """`neutralize` over a stream: `feed` returns what can be shown now, `flush` the rest."""
+    """`neutralize` over a stream: `feed` returns what can be shown now, `flush` the rest.
+
+    What has been shown is never taken back, so a piece is shown only once nothing that may
+    still arrive can change what it renders as (`_settled`). The text is parsed from the start
+    of its last top-level block, which later text cannot reach back past.
+    """
 
     def __init__(self) -> None:
-        self._held = ""
-
-    def feed(self, piece: str) -> str:
-        text = self._held + piece
-        cut = _unfinished_start(text)
-        if cut is None or len(text) - cut > HOLD_LIMIT:
-            self._held = ""
-            return neutralize(text)
-        self._held = text[cut:]
-        return neutralize(text[:cut])
-
-    def flush(self) -> str:
-        rest, self._held = self._held, ""
-        return neutralize(rest)
+        self.reset()
 
     def reset(self) -> None:
-        self._held = ""
+        self._raw = ""  # the text since the last block that is settled
+        self._sent = 0  # how much of `_raw` was shown
+        self._shown = ""  # what was shown of `_raw`
+        self._escaped = False  # a long unfinished construct was let through, escaped
+
+    def feed(self, piece: str) -> str:
+        self._raw += piece
+        cut = _settled(self._raw)
+        if len(self._raw) - cut > HOLD_LIMIT:
+            return self._release_escaped()
+        return self._show(cut)
+
+    def flush(self) -> str:
+        out = self._show(len(self._raw))
+        self.reset()
+        return out
+
+    def _show(self, cut: int) -> str:
+        if cut <= self._sent:
+            return ""
+        if self._escaped:
+            out = escape_all(self._raw[self._sent : cut])
+        else:
+            whole = neutralize(self._raw[:cut])
+            if not whole.startswith(self._shown):  # cannot be made to match: stay safe
+                self._escaped = True
+                return self._show(cut)
+            out = whole[len(self._shown) :]
+        self._shown += out
+        self._sent = cut
+        self._rebase()
+        return out
+
+    def _release_escaped(self) -> str:
+        self._escaped = True
+        return self._show(len(self._raw))
+
+    def _rebase(self) -> None:
+        """Drop the blocks before the last top-level one shown: they can no longer change."""
+        if self._escaped or self._sent < len(self._raw):
+            return
+        base = _last_block_start(self._raw)
+        if base > 0:
+            done = neutralize(self._raw[:base])
+            if self._shown.startswith(done):
+                self._raw, self._shown = self._raw[base:], self._shown[len(done) :]
+                self._sent -= base
 
 
-def _unfinished_start(text: str) -> int | None:
-    """Where a `![…](…` or `<tag …` that may still become a remote image starts, if any."""
-    candidates = []
-    bang = text.rfind("![")
-    if bang != -1 and not _closed_image(text[bang:]):
-        candidates.append(bang)
-    if text.endswith("!"):
-        candidates.append(len(text) - 1)
-    angle = text.rfind("<")
-    if angle != -1 and ">" not in text[angle:]:
-        candidates.append(angle)
-    return min(candidates) if candidates else None
+def _last_block_start(text: str) -> int:
+    """Offset of the last top-level block's first line (0 when there is one block)."""
+    maps = [t.map for t in parse(text, True) if t.level == 0 and t.map and t.nesting >= 0]
+    if len(maps) < 2:
+        return 0
+    first_line = maps[-1][0]
+    return _line_starts(text)[first_line] if first_line > 0 else 0
 
 
-def _closed_image(tail: str) -> bool:
-    """`tail` starts with `![`: is that image (or plain bracket text) complete?"""
-    depth, close = 0, -1
-    for i, char in enumerate(tail[2:], 2):
-        if char == "[":
-            depth += 1
-        elif char == "]":
-            if depth == 0:
-                close = i
-                break
-            depth -= 1
-    if close == -1:
-        return "\n\n" in tail  # a paragraph ended: it was never an image
-    after = tail[close + 1 : close + 2]
-    if after == "":
-        return False  # `(` or `[` may follow
-    if after == "(":
-        return ")" in tail[close + 1 :]
-    if after == "[":
-        return "]" in tail[close + 2 :]
-    return True
+_LEAVES = {"paragraph_open", "heading_open", "table_open", "html_block", "fence", "code_block"}
+
+
+def _settled(text: str) -> int:
+    """How much of `text` renders the same whatever follows it.
+
+    Blocks before the last one are finished. In the last block, when it is not code and no
+    blank line has closed it, everything from its first `!` or `<` is held back: only there can
+    an image or a tag start, be completed, or be swallowed by a code span that closes later.
+    """
+    if "!" not in text and "<" not in text:
+        return len(text)
+    leaves = [t for t in parse(text, True) if t.map and t.type in _LEAVES]
+    if not leaves:
+        return len(text)
+    first, end = leaves[-1].map or (0, 0)
+    unfinished = first >= text.count("\n")  # it starts on the last line, not yet complete
+    if leaves[-1].type in ("fence", "code_block") and not unfinished:
+        return len(text)
+    starts = _line_starts(text)
+    for leaf in reversed(leaves[:-1]):
+        # A block right before may run on: its end was the start of a line still being
+        # written, or it is an HTML block that becomes text once escaped.
+        if not leaf.map or leaf.map[1] != first or not (unfinished or leaf.type == "html_block"):
+            break
+        first = leaf.map[0]
+    after = text[starts[min(end, len(starts) - 1)] :]
+    if "\n" in after and not after.split("\n", 1)[0].strip():
+        return len(text)  # a blank line closed it
+    held = [at for at in (text.find("!", starts[first]), text.find("<", starts[first])) if at >= 0]
+    return min(held, default=len(text))

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -357,6 +358,23 @@ class LexicalIndex:
         ids = postings.ids
         ranked = sorted(((ids[i], float(scores[i])) for i in hits), key=lambda h: (-h[1], h[0]))
         return ranked[:k]
+
+    def idf(self, terms: Sequence[str]) -> dict[str, float]:
+        """BM25's idf of each token (`tokenize` output) the index knows; unknown tokens are
+        left out. For weighing query words when locating the cited span (retrieval/cite.py)."""
+        wanted = list(dict.fromkeys(terms))
+        if not wanted:
+            return {}
+        with self._connection() as db:
+            known = self._known_ids(db, wanted)
+        postings = self._current().postings
+        n_docs = postings.n_alive
+        out: dict[str, float] = {}
+        for token, term_id in known.items():
+            df = postings.postings(term_id)[0].size
+            if df:
+                out[token] = math.log1p((n_docs - df + 0.5) / (df + 0.5))
+        return out
 
     # -- the in-memory state ----------------------------------------------------------------
     def _current(self) -> _State:

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.vault_index import VaultIndex
+from vault_rag.retrieval.cite import locate
 from vault_rag.retrieval.dense import DenseCandidates, dense_candidates
 from vault_rag.retrieval.focus import NoteFocus, focus_factors, focus_ranking
 from vault_rag.retrieval.link_signal import add_link_signal
@@ -121,6 +122,8 @@ class SearchOptions:
     reranker: Reranker | None = None
     rerank_candidates: int = default("rerank_candidates")
     rerank_doc_chars: int = default("rerank_doc_chars")
+    # Cite the section of each unit that answers (retrieval/cite.py); False: the unit's first.
+    cite_spans: bool = default("cite_spans")
 
 
 def search_options(
@@ -142,6 +145,7 @@ def search_options(
         "reranker": reranker_for(settings),
         "rerank_candidates": settings.rerank_candidates,
         "rerank_doc_chars": settings.rerank_doc_chars,
+        "cite_spans": settings.cite_spans,
     }
     values.update({key: value for key, value in overrides.items() if value is not None})
     return SearchOptions(**values)
@@ -240,6 +244,23 @@ def hybrid_search(
             break
     for result in results:  # after merging: a result may now cite another note
         result.promoted = _cached_is_promoted(index, result.note_path, promoted)
+    if opts.cite_spans:
+        pool: dict[str, list[tuple[Chunk, float]]] = defaultdict(list)
+        for chunk_id in order[: opts.candidates * 2]:
+            chunk = chunks.get(chunk_id)
+            if chunk is not None and chunk.note_path in per_note:
+                pool[chunk.note_path].append((chunk, final[chunk_id]))
+
+        def make(chunk: Chunk) -> SearchResult:
+            # a unit of the note that was no candidate: no fused score, no prior
+            result = _result(chunk, fused.get(chunk.id, 0.0), dense_scores, lexical_scores)
+            result.score = round(final.get(chunk.id, 0.0), 6)
+            result.prior = factors.get(chunk.id, 1.0)
+            result.promoted = _cached_is_promoted(index, chunk.note_path, promoted)
+            result.rerank_score, result.rerank_fallback = rerank_scores.get(chunk.id), fallback
+            return result
+
+        locate(index, query, results, pool, make, query_vector)
     return results
 
 

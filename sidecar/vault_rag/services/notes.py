@@ -94,8 +94,10 @@ def read_note_text(
     truncated, next_line = False, None
     if len(text) > max_chars:
         cut = text[:max_chars]
-        shown = len(cut.splitlines()) if cut else 0
-        next_line = kept[min(shown, len(kept) - 1)][0] if kept else None
+        # Read on from the line the cut falls in (shown again whole); always forward, so a
+        # caller following `next_start_line` ends even when one line is longer than the limit.
+        at = kept[min(cut.count("\n"), len(kept) - 1)][0]
+        next_line = max(at, first + 1)
         rest = len(text) - max_chars
         text = cut + CUT_MARKER.format(limit=max_chars, rest=rest, line=next_line)
         truncated = True
