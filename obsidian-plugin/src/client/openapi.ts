@@ -398,6 +398,11 @@ export interface components {
             mode?: ("strict" | "hybrid") | null;
             /** @description Ask about this note (and its selection) */
             note?: components["schemas"]["AskNote"] | null;
+            /**
+             * Collections
+             * @description Search these collections for evidence: `vault` and the sources' names; default: every one, or the vault alone when `default_collections` says so
+             */
+            collections?: string[] | null;
         };
         /** ChangedResult */
         ChangedResult: {

@@ -194,6 +194,8 @@ def _open_state(
             state.sources.start_scan()  # on its own thread: a big code tree holds up nothing
         if state.resources is None:
             state.resources = Resources.from_settings(settings, index=index, prior=prior)
+        if getattr(state.resources, "sources", None) is None:
+            state.resources.sources = state.sources
     except BaseException:
         if state is not None:
             _close_state(state, owned)

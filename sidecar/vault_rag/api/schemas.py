@@ -385,6 +385,12 @@ class AskRequest(ApiModel):
         None, description="strict: the vault only; hybrid: the web too (default: settings)"
     )
     note: AskNote | None = Field(None, description="Ask about this note (and its selection)")
+    collections: list[Annotated[str, Field(max_length=64)]] | None = Field(
+        None,
+        max_length=64,
+        description="Search these collections for evidence: `vault` and the sources' names; "
+        "default: every one, or the vault alone when `default_collections` says so",
+    )
 
 
 # -- excluded folders --------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +20,9 @@ from vault_rag.exclusions import ExcludeError, Exclusions
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
+from vault_rag.retrieval.collections import UnknownCollectionError
 from vault_rag.settings import Settings, load_settings
+from vault_rag.sources.service import ServedSources
 
 
 class Mode(StrEnum):
@@ -81,16 +84,27 @@ async def _ask(
     thread: str | None,
     as_json: bool,
     note: dict[str, Any] | None = None,
+    sources: Any = None,
+    collections: list[str] | None = None,
 ) -> tuple[dict[str, Any] | None, str | None]:
     from vault_rag.graph.config import Resources
     from vault_rag.graph.run import open_checkpointer, run_question
 
     resources = Resources.from_settings(settings, index=index)
+    resources.sources = sources
+    configuration = replace(resources.defaults, collections=collections or None)
     final: dict[str, Any] | None = None
     streamed = False
     progress_visible = not as_json and sys.stderr.isatty()
     async with open_checkpointer(index.data_dir) as saver:
-        answers = run_question(question, resources, checkpointer=saver, thread_id=thread, note=note)
+        answers = run_question(
+            question,
+            resources,
+            configuration=configuration,
+            checkpointer=saver,
+            thread_id=thread,
+            note=note,
+        )
         async for event in answers:
             if event.event == "error":
                 return None, event.data["message"]
@@ -137,6 +151,14 @@ def ask(
         str | None,
         typer.Option("--selection", help="With --about: text of that note to search as well."),
     ] = None,
+    collection: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--collection",
+            help="Take evidence from this collection: `vault` or a source's name (repeat; "
+            "default: the default_collections setting).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question from the vault, citing the notes. Indexes new and changed notes first.
@@ -147,14 +169,21 @@ def ask(
     except EmbeddingError as exc:
         fail(str(exc))
         return
+    sources: ServedSources | None = None
     try:
         note = _refresh_index(settings, index, quiet=as_json)
         focus = _about(index, about, selection) if about else None
-        final, error = asyncio.run(_ask(question, settings, index, thread, as_json, focus))
-    except (ModelMismatchError, EmbeddingError) as exc:
+        sources = ServedSources(settings, index)
+        sources.indexes(collection)  # an unknown name fails here, before anything runs
+        final, error = asyncio.run(
+            _ask(question, settings, index, thread, as_json, focus, sources, collection)
+        )
+    except (ModelMismatchError, EmbeddingError, UnknownCollectionError) as exc:
         fail(str(exc))
         return
     finally:
+        if sources is not None:
+            sources.close()
         index.close()
     if error is not None or final is None:
         fail(error or "no answer was produced")

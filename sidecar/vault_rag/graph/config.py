@@ -90,6 +90,8 @@ class Configuration:
     """Recent messages the condenser sees besides the running summary."""
     excerpt_chars: int = 700
     """Characters of each candidate shown in grading prompts."""
+    collections: list[str] | None = None
+    """Collections vault search covers: `vault` and sources' names; empty: the default."""
 
     @classmethod
     def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:
@@ -135,6 +137,8 @@ class Resources:
     # What vault search is built from (`retrieval.hybrid.search_options`); the per-run values
     # (`top_k`, `per_note_cap`, `rrf_k`) come from the run's `Configuration`.
     settings: Settings = field(default_factory=default_settings)
+    # The sources beside the vault (`sources/service.ServedSources`); None: the vault alone.
+    sources: Any = None
 
     @classmethod
     def from_settings(

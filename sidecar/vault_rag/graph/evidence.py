@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from vault_rag.graph.calibration import LEXICAL, calibration_for
 from vault_rag.graph.config import Configuration, Resources
 from vault_rag.graph.sources import note_link_target
+from vault_rag.retrieval.collections import search_collections
 from vault_rag.retrieval.focus import NoteFocus
-from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
+from vault_rag.retrieval.hybrid import SearchOptions, SearchResult
 from vault_rag.retrieval.hybrid import search_options as build_search_options
 
 Strength = Literal["strong", "some", "weak"]
@@ -78,7 +79,9 @@ def bars_for(configuration: Configuration, resources: Resources) -> Bars:
     """The bars of the index's embedding model and size; settings override the weak cosine."""
     calibration = calibration_for(resources.index.provider.model_id)
     weak = configuration.weak_evidence_threshold
-    passages = resources.index.lexical.count()
+    # (the passages of every collection searched: the hits come from all of them)
+    searched = searched_indexes(resources, configuration.collections).values()
+    passages = sum(index.lexical.count() for index in searched)
     return Bars(
         weak=calibration.weak_evidence if weak is None else weak,
         strong=calibration.strong_evidence,
@@ -128,6 +131,15 @@ def same_script(question: str, hits: list[SearchResult]) -> bool:
     return any(_cjk_share(h.text) <= 1 - SCRIPT_IN_PASSAGE for h in hits)
 
 
+def searched_indexes(resources: Resources, wanted: list[str] | None) -> dict[str, Any]:
+    """The indexes vault search covers: the vault's, with the sources' (`sources/service.py`)
+    when the run has them (`Configuration.collections` chooses among them)."""
+    if resources.sources is None:
+        return {"vault": resources.index}
+    indexes: dict[str, Any] = resources.sources.indexes(wanted)
+    return indexes
+
+
 async def question_evidence(
     question: str,
     configuration: Configuration,
@@ -136,7 +148,8 @@ async def question_evidence(
 ) -> Evidence:
     """Search the vault for the question as asked and rate the best hits."""
     options = search_options(configuration, resources, focus)
-    hits = await asyncio.to_thread(hybrid_search, resources.index, question, options)
+    indexes = searched_indexes(resources, configuration.collections)
+    hits = await asyncio.to_thread(search_collections, indexes, question, options)
     dense = max((h.dense_score or 0.0 for h in hits), default=0.0)
     lexical = max((h.lexical_score or 0.0 for h in hits), default=0.0)
     bars = await asyncio.to_thread(bars_for, configuration, resources)

@@ -46,7 +46,9 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         dense_score=result.dense_score,
         lexical_score=result.lexical_score,
         grade=None,
-        cite=vault_cite(result.note_path, result.anchor),
+        cite=code_cite(result)
+        if result.kind == "code"
+        else vault_cite(result.note_path, result.anchor),
         note_path=result.note_path,
         heading=result.heading_path,
         anchor=result.anchor,
@@ -56,7 +58,21 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         line_end=result.line_end,
         embedded_in=list(result.embedded_in),
         also=[],
+        collection=result.collection,
+        symbol=result.symbol or "",
     )
+
+
+def cite_of(result: SearchResult) -> str:
+    return (
+        code_cite(result) if result.kind == "code" else vault_cite(result.note_path, result.anchor)
+    )
+
+
+def code_cite(result: SearchResult) -> str:
+    """A code unit's citation: `path:line-line`, then its symbol (`AMyActor::BeginPlay`)."""
+    where = f"{result.note_path}:{result.line_start}-{result.line_end}"
+    return f"{where} ({result.symbol})" if result.symbol else where
 
 
 def doc_from_page(page: WebPage, aspect: int) -> Doc:
@@ -96,6 +112,8 @@ def citation_of(doc: Doc) -> dict[str, Any]:
         "line_end": doc.get("line_end"),
         "embedded_in": list(doc.get("embedded_in", [])),
         "cite": doc["cite"],
+        "collection": doc.get("collection", "vault"),
+        "symbol": doc.get("symbol") or None,
     }
 
 
@@ -146,6 +164,9 @@ def collect_citations(
 def _first_citation(answer: str, doc: Doc) -> int | None:
     if doc.get("kind") == "web":
         position = answer.find(doc["url"])
+        return position if position >= 0 else None
+    if not doc["cite"].startswith("[["):
+        position = answer.find(doc["cite"].split(" (", 1)[0])  # code: `path:line-line`
         return position if position >= 0 else None
     full = note_link_target(doc["note_path"]).casefold()
     name = full.rsplit("/", 1)[-1]

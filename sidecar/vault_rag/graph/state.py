@@ -62,6 +62,8 @@ class Doc(TypedDict, total=False):
     line_end: int
     embedded_in: list[str]
     context: str  # small-to-big: the unit's enclosing section (bounded), shown to the model
+    collection: str  # "vault" or a source's name (retrieval/collections.py)
+    symbol: str  # code: the function, method, class or struct; cited `path:line-line`
     # web
     url: str
     title: str

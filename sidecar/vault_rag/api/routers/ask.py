@@ -22,10 +22,11 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from vault_rag.api.deps import ServerState, State, note_path, served_note_path
+from vault_rag.api.deps import ServerState, State, note_path, served_note_path, translated
 from vault_rag.api.schemas import AskRequest
 from vault_rag.api.sse import EventStreamResponse
 from vault_rag.graph.events import EVENT_MODELS, ErrorEvent, FinalEvent, ProgressEvent
+from vault_rag.services.search import searched
 
 router = APIRouter(tags=["ask"])
 
@@ -68,6 +69,9 @@ async def ask(body: AskRequest, state: State) -> EventStreamResponse:
             "selection": body.note.selection or "",
             "links": [link for link in links if not state.exclusions.covers(link)],
         }
+    if body.collections:  # an unknown name is a 400 before anything streams
+        with translated():
+            searched(state, body.collections)
     return EventStreamResponse(_events(state, body, thread_id, note))
 
 
@@ -79,6 +83,8 @@ async def _events(
     configuration = state.resources.defaults
     if body.mode is not None:
         configuration = replace(configuration, web_mode=body.mode)
+    if body.collections:
+        configuration = replace(configuration, collections=list(body.collections))
     state.asks.running += 1
     outcome = "cancelled"  # unless the run ends on its own
     try:

@@ -13,13 +13,13 @@ from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this on
 
 from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.config import Configuration, Resources, get_resources
-from vault_rag.graph.evidence import search_options
+from vault_rag.graph.evidence import search_options, searched_indexes
 from vault_rag.graph.focus import search_focus, selection_query
 from vault_rag.graph.nodes.common import progress
 from vault_rag.graph.nodes.tasks import after_retrieval, task_failed
 from vault_rag.graph.sources import doc_from_page, doc_from_result
 from vault_rag.graph.state import Aspect, Doc, Focus, State
-from vault_rag.retrieval.hybrid import hybrid_search
+from vault_rag.retrieval.collections import search_collections
 
 
 class QueryTask(TypedDict):
@@ -71,7 +71,8 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
     options = search_options(configuration, resources, search_focus(task.get("focus"), resources))
     try:
         # The embedding model and the stores are synchronous: keep the event loop free.
-        results = await asyncio.to_thread(hybrid_search, resources.index, task["query"], options)
+        indexes = searched_indexes(resources, configuration.collections)
+        results = await asyncio.to_thread(search_collections, indexes, task["query"], options)
     except Exception as exc:  # e.g. a remote embedding server failing this one query
         return task_failed("retrieve_vault", exc, task["aspect"], task["query"])
     progress("retrieve_vault", aspect=task["aspect"], query=task["query"], found=len(results))
