@@ -15,10 +15,11 @@ import { fileURLToPath } from "node:url";
 
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 
-import { SidecarAuthError, SidecarClient } from "../src/client";
+import { SidecarClient } from "../src/client";
 import { quoteArg } from "../src/sidecar/command";
 import { nodeLauncher } from "../src/sidecar/nodeLauncher";
-import { type Launcher, SidecarSupervisor, type SupervisorState } from "../src/sidecar/supervisor";
+import { type Launcher, type SupervisorState } from "../src/sidecar/supervisor";
+import { supervisorFor } from "../src/sidecar/wiring";
 
 const STAND_IN = path.join(path.dirname(fileURLToPath(import.meta.url)), "helpers/standInSidecar.mjs");
 const TOKEN = "stand-in-token-0123456789abcdef";
@@ -50,7 +51,13 @@ afterEach(async () => {
 });
 
 async function setup(
-  options: { command?: (vault: string, port: number) => string; launcher?: Launcher | null; startTimeoutMs?: number; port?: number } = {},
+  options: {
+    command?: (vault: string, port: number) => string;
+    launcher?: Launcher | null;
+    startTimeoutMs?: number;
+    port?: number;
+    token?: string;
+  } = {},
 ) {
   const port = options.port ?? (await freePort());
   const configured = `http://127.0.0.1:${port}`;
@@ -58,23 +65,15 @@ async function setup(
   const urls: (string | null)[] = [];
   const vault = await mkdtemp(path.join(os.tmpdir(), "vault-rag-supervisor-"));
   cleanups.push(() => rm(vault, { recursive: true, force: true }));
-  const settings = { token: "" };
+  const settings = { token: options.token ?? "" };
   const saved: string[] = [];
   const states: SupervisorState["kind"][] = [];
   const client = new SidecarClient(() => ({ url, token: settings.token }));
   const command =
     options.command?.(vault, port) ?? `${quoteArg(process.execPath)} ${quoteArg(STAND_IN)} serve --vault ${quoteArg(vault)} --port ${port}`;
-  const supervisor = new SidecarSupervisor({
+  // The plugin's own wiring: health, the proof and the token state asked through the client.
+  const supervisor = supervisorFor(client, {
     launcher: options.launcher === undefined ? nodeLauncher() : options.launcher,
-    healthy: () => client.health({ timeoutMs: 1_000 }).then(
-      () => true,
-      () => false,
-    ),
-    tokenState: () =>
-      client.status(undefined, { timeoutMs: 2_000 }).then(
-        () => "ok" as const,
-        (error: unknown) => (error instanceof SidecarAuthError ? ("unauthorized" as const) : ("unreachable" as const)),
-      ),
     command: () => command,
     cwd: () => vault,
     saveToken: async (token) => {
@@ -166,13 +165,13 @@ describe("the supervisor with real processes", () => {
     expect(ctx.saved.length).toBe(again);
   });
 
-  it("says when the token of this vault is refused by the sidecar at the URL", async () => {
+  it("says when the sidecar at the URL cannot prove it holds this vault's token (another vault's), and sends it no token", async () => {
     process.env.STANDIN_TOKEN = TOKEN;
     const ctx = await setup();
     await external(ctx.vault, ctx.port);
     process.env.STANDIN_TOKEN = "another-vaults-token-0123456789"; // what `token` prints for this vault
     await ctx.supervisor.ensure();
-    expect(ctx.supervisor.state).toMatchObject({ kind: "running", ours: false, tokenProblem: expect.stringMatching(/another vault/) });
+    expect(ctx.supervisor.state).toMatchObject({ kind: "running", ours: false, tokenProblem: expect.stringMatching(/cannot prove it is this vault's sidecar \(another vault's/) });
   });
 
   it("reports a process that exits before it answers, with the port-in-use hint for code 4", async () => {
@@ -227,8 +226,8 @@ describe("the supervisor with real processes", () => {
       expect((await ctx.client.status()).notes).toBe(3);
     }
     expect(a.current()).not.toBe(b.current());
-    expect(b.supervisor.log.text).toContain("serves another vault; starting this vault's own on a free port");
-    expect(new Set(b.saved)).toEqual(new Set(["vault-b-token-0123456789abcdef"])); // read, then from the handshake
+    expect(b.supervisor.log.text).toContain("cannot prove it is this vault's sidecar; starting this vault's own on a free port");
+    expect(b.saved).toEqual(["vault-b-token-0123456789abcdef"]); // read but unproven at the URL: only the handshake's
   });
 
   it("starts a sidecar that died again, with back-off, and stops trying once stopped", async () => {
