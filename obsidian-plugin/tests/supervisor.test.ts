@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
 import { createRequire } from "node:module";
 import net from "node:net";
 import os from "node:os";
@@ -119,6 +120,29 @@ async function external(vault: string, port: number): Promise<ChildProcess> {
   throw new Error("the external stand-in did not start");
 }
 
+/** Another program holding the port first (issue 31, defect 5): 200 `{"status":"ok"}` to
+ * /v1/health, 200 to anything else, and every Authorization header it receives kept. */
+async function squatter(port: number): Promise<{ auth: string[]; requests: string[] }> {
+  const seen = { auth: [] as string[], requests: [] as string[] };
+  const server = http.createServer((request, response) => {
+    seen.requests.push(request.url ?? "");
+    if (request.headers.authorization !== undefined) seen.auth.push(request.headers.authorization);
+    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ status: "ok" }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return seen;
+}
+
 describe("the supervisor with real processes", () => {
   it("starts the command, takes the token from the handshake, and stops what it started", async () => {
     process.env.STANDIN_TOKEN = TOKEN;
@@ -228,6 +252,41 @@ describe("the supervisor with real processes", () => {
     expect(a.current()).not.toBe(b.current());
     expect(b.supervisor.log.text).toContain("cannot prove it is this vault's sidecar; starting this vault's own on a free port");
     expect(b.saved).toEqual(["vault-b-token-0123456789abcdef"]); // read but unproven at the URL: only the handshake's
+  });
+
+  it("a squatter on the port never gets the token: with --port 0 this vault's own is started", async () => {
+    process.env.STANDIN_TOKEN = TOKEN;
+    const free = (vault: string) => `${quoteArg(process.execPath)} ${quoteArg(STAND_IN)} serve --vault ${quoteArg(vault)} --port 0`;
+    const port = await freePort();
+    const seen = await squatter(port);
+    const ctx = await setup({ command: free, port, token: TOKEN }); // the right token, already in the settings
+    await ctx.supervisor.ensure();
+    expect(ctx.supervisor.state).toEqual({ kind: "running", ours: true, tokenProblem: null });
+    expect(ctx.current()).not.toBe(`http://127.0.0.1:${port}`);
+    expect((await ctx.client.status()).notes).toBe(3);
+    expect(seen.requests.some((url) => url.startsWith("/v1/health?challenge="))).toBe(true); // it was asked to prove
+    expect(seen.auth).toEqual([]); // and never given the token
+    expect(ctx.supervisor.log.text).toContain("cannot prove it is this vault's sidecar; starting this vault's own on a free port");
+  });
+
+  it("a squatter on the configured port never gets the token: without --port 0 it is reported", async () => {
+    process.env.STANDIN_TOKEN = TOKEN;
+    const port = await freePort();
+    const seen = await squatter(port);
+    for (const stored of [TOKEN, ""]) {
+      const ctx = await setup({ port, token: stored });
+      await ctx.supervisor.ensure();
+      expect(ctx.supervisor.state).toEqual({
+        kind: "running",
+        ours: false,
+        tokenProblem: `Something else answers at http://127.0.0.1:${port} and cannot prove it is this vault's sidecar (another vault's, or another program); the token was not sent.`,
+      });
+      expect(ctx.supervisor.log.text).toContain("reading the token: "); // read, then not sent
+      expect(ctx.saved).toEqual([]);
+    }
+    expect(seen.requests.filter((url) => url.startsWith("/v1/health?challenge="))).toHaveLength(3); // stored, read, read
+    expect(seen.requests.some((url) => !url.startsWith("/v1/health"))).toBe(false);
+    expect(seen.auth).toEqual([]);
   });
 
   it("starts a sidecar that died again, with back-off, and stops trying once stopped", async () => {
