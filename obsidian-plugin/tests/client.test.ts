@@ -77,15 +77,25 @@ afterEach(async () => {
 
 describe("SidecarClient: errors", () => {
   it("sends the bearer token and reads JSON", async () => {
-    const { url, seen } = await serve((_req, _body, res) => json(res, 200, { status: "ok", version: "0.1" }));
-    expect(await client(url).health()).toEqual({ status: "ok", version: "0.1" });
-    expect(seen[0]).toMatchObject({ method: "GET", url: "/v1/health", auth: "Bearer s3cret" });
+    const { url, seen } = await serve((_req, _body, res) => json(res, 200, { notes: 1, chunks: 2, pending: 0, embedded: 2 }));
+    expect((await client(url).status()).notes).toBe(1);
+    expect(seen[0]).toMatchObject({ method: "GET", url: "/v1/status", auth: "Bearer s3cret" });
   });
 
   it("sends no Authorization header without a token", async () => {
     const { url, seen } = await serve((_req, _body, res) => json(res, 200, {}));
-    await client(url, "").health();
+    await client(url, "").status().catch(() => undefined);
     expect(seen[0]?.auth).toBeUndefined();
+  });
+
+  it("never sends the token to /v1/health (whatever answers may not be the sidecar), and passes the challenge", async () => {
+    const { url, seen } = await serve((_req, _body, res) => json(res, 200, { status: "ok", version: "0.1", proof: "ab" }));
+    expect(await client(url).health()).toEqual({ status: "ok", version: "0.1", proof: "ab" });
+    await client(url).health({ challenge: "c7f3a1e0 9b5d&4e2f" });
+    expect(seen.map((s) => [s.url, s.auth])).toEqual([
+      ["/v1/health", undefined],
+      ["/v1/health?challenge=c7f3a1e0%209b5d%264e2f", undefined],
+    ]);
   });
 
   it("maps 401 to SidecarAuthError", async () => {

@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
 import { createRequire } from "node:module";
 import net from "node:net";
 import os from "node:os";
@@ -15,10 +16,11 @@ import { fileURLToPath } from "node:url";
 
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 
-import { SidecarAuthError, SidecarClient } from "../src/client";
+import { SidecarClient } from "../src/client";
 import { quoteArg } from "../src/sidecar/command";
 import { nodeLauncher } from "../src/sidecar/nodeLauncher";
-import { type Launcher, SidecarSupervisor, type SupervisorState } from "../src/sidecar/supervisor";
+import { type Launcher, type SupervisorState } from "../src/sidecar/supervisor";
+import { supervisorFor } from "../src/sidecar/wiring";
 
 const STAND_IN = path.join(path.dirname(fileURLToPath(import.meta.url)), "helpers/standInSidecar.mjs");
 const TOKEN = "stand-in-token-0123456789abcdef";
@@ -50,7 +52,13 @@ afterEach(async () => {
 });
 
 async function setup(
-  options: { command?: (vault: string, port: number) => string; launcher?: Launcher | null; startTimeoutMs?: number; port?: number } = {},
+  options: {
+    command?: (vault: string, port: number) => string;
+    launcher?: Launcher | null;
+    startTimeoutMs?: number;
+    port?: number;
+    token?: string;
+  } = {},
 ) {
   const port = options.port ?? (await freePort());
   const configured = `http://127.0.0.1:${port}`;
@@ -58,23 +66,15 @@ async function setup(
   const urls: (string | null)[] = [];
   const vault = await mkdtemp(path.join(os.tmpdir(), "vault-rag-supervisor-"));
   cleanups.push(() => rm(vault, { recursive: true, force: true }));
-  const settings = { token: "" };
+  const settings = { token: options.token ?? "" };
   const saved: string[] = [];
   const states: SupervisorState["kind"][] = [];
   const client = new SidecarClient(() => ({ url, token: settings.token }));
   const command =
     options.command?.(vault, port) ?? `${quoteArg(process.execPath)} ${quoteArg(STAND_IN)} serve --vault ${quoteArg(vault)} --port ${port}`;
-  const supervisor = new SidecarSupervisor({
+  // The plugin's own wiring: health, the proof and the token state asked through the client.
+  const supervisor = supervisorFor(client, {
     launcher: options.launcher === undefined ? nodeLauncher() : options.launcher,
-    healthy: () => client.health({ timeoutMs: 1_000 }).then(
-      () => true,
-      () => false,
-    ),
-    tokenState: () =>
-      client.status(undefined, { timeoutMs: 2_000 }).then(
-        () => "ok" as const,
-        (error: unknown) => (error instanceof SidecarAuthError ? ("unauthorized" as const) : ("unreachable" as const)),
-      ),
     command: () => command,
     cwd: () => vault,
     saveToken: async (token) => {
@@ -118,6 +118,29 @@ async function external(vault: string, port: number): Promise<ChildProcess> {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error("the external stand-in did not start");
+}
+
+/** Another program holding the port first (issue 31, defect 5): 200 `{"status":"ok"}` to
+ * /v1/health, 200 to anything else, and every Authorization header it receives kept. */
+async function squatter(port: number): Promise<{ auth: string[]; requests: string[] }> {
+  const seen = { auth: [] as string[], requests: [] as string[] };
+  const server = http.createServer((request, response) => {
+    seen.requests.push(request.url ?? "");
+    if (request.headers.authorization !== undefined) seen.auth.push(request.headers.authorization);
+    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ status: "ok" }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return seen;
 }
 
 describe("the supervisor with real processes", () => {
@@ -166,13 +189,13 @@ describe("the supervisor with real processes", () => {
     expect(ctx.saved.length).toBe(again);
   });
 
-  it("says when the token of this vault is refused by the sidecar at the URL", async () => {
+  it("says when the sidecar at the URL cannot prove it holds this vault's token (another vault's), and sends it no token", async () => {
     process.env.STANDIN_TOKEN = TOKEN;
     const ctx = await setup();
     await external(ctx.vault, ctx.port);
     process.env.STANDIN_TOKEN = "another-vaults-token-0123456789"; // what `token` prints for this vault
     await ctx.supervisor.ensure();
-    expect(ctx.supervisor.state).toMatchObject({ kind: "running", ours: false, tokenProblem: expect.stringMatching(/another vault/) });
+    expect(ctx.supervisor.state).toMatchObject({ kind: "running", ours: false, tokenProblem: expect.stringMatching(/cannot prove it is this vault's sidecar \(another vault's/) });
   });
 
   it("reports a process that exits before it answers, with the port-in-use hint for code 4", async () => {
@@ -227,8 +250,43 @@ describe("the supervisor with real processes", () => {
       expect((await ctx.client.status()).notes).toBe(3);
     }
     expect(a.current()).not.toBe(b.current());
-    expect(b.supervisor.log.text).toContain("serves another vault; starting this vault's own on a free port");
-    expect(new Set(b.saved)).toEqual(new Set(["vault-b-token-0123456789abcdef"])); // read, then from the handshake
+    expect(b.supervisor.log.text).toContain("cannot prove it is this vault's sidecar; starting this vault's own on a free port");
+    expect(b.saved).toEqual(["vault-b-token-0123456789abcdef"]); // read but unproven at the URL: only the handshake's
+  });
+
+  it("a squatter on the port never gets the token: with --port 0 this vault's own is started", async () => {
+    process.env.STANDIN_TOKEN = TOKEN;
+    const free = (vault: string) => `${quoteArg(process.execPath)} ${quoteArg(STAND_IN)} serve --vault ${quoteArg(vault)} --port 0`;
+    const port = await freePort();
+    const seen = await squatter(port);
+    const ctx = await setup({ command: free, port, token: TOKEN }); // the right token, already in the settings
+    await ctx.supervisor.ensure();
+    expect(ctx.supervisor.state).toEqual({ kind: "running", ours: true, tokenProblem: null });
+    expect(ctx.current()).not.toBe(`http://127.0.0.1:${port}`);
+    expect((await ctx.client.status()).notes).toBe(3);
+    expect(seen.requests.some((url) => url.startsWith("/v1/health?challenge="))).toBe(true); // it was asked to prove
+    expect(seen.auth).toEqual([]); // and never given the token
+    expect(ctx.supervisor.log.text).toContain("cannot prove it is this vault's sidecar; starting this vault's own on a free port");
+  });
+
+  it("a squatter on the configured port never gets the token: without --port 0 it is reported", async () => {
+    process.env.STANDIN_TOKEN = TOKEN;
+    const port = await freePort();
+    const seen = await squatter(port);
+    for (const stored of [TOKEN, ""]) {
+      const ctx = await setup({ port, token: stored });
+      await ctx.supervisor.ensure();
+      expect(ctx.supervisor.state).toEqual({
+        kind: "running",
+        ours: false,
+        tokenProblem: `Something else answers at http://127.0.0.1:${port} and cannot prove it is this vault's sidecar (another vault's, or another program); the token was not sent.`,
+      });
+      expect(ctx.supervisor.log.text).toContain("reading the token: "); // read, then not sent
+      expect(ctx.saved).toEqual([]);
+    }
+    expect(seen.requests.filter((url) => url.startsWith("/v1/health?challenge="))).toHaveLength(3); // stored, read, read
+    expect(seen.requests.some((url) => !url.startsWith("/v1/health"))).toBe(false);
+    expect(seen.auth).toEqual([]);
   });
 
   it("starts a sidecar that died again, with back-off, and stops trying once stopped", async () => {

@@ -68,8 +68,18 @@ export class SidecarClient {
     return this.config().url;
   }
 
-  async health(options: RequestOptions = {}): Promise<Record<string, unknown>> {
-    return record(await this.json("GET", ROUTES.health, undefined, { timeoutMs: 5_000, ...options }));
+  /** `GET /v1/health`; with `challenge` (16 to 256 characters, fresh each time) the answer's
+   * `proof` shows whether the server holds the token (`sidecar/proof.ts`). */
+  async health(options: RequestOptions & { challenge?: string } = {}): Promise<Record<string, unknown>> {
+    const { challenge, ...rest } = options;
+    const query = challenge === undefined ? "" : `?challenge=${encodeURIComponent(challenge)}`;
+    // Never with the token: it needs none, and whatever answers on the port may not be ours.
+    return record(await this.json("GET", ROUTES.health + query, undefined, { timeoutMs: 5_000, ...rest }, false));
+  }
+
+  /** The token the plugin holds now (empty: none). */
+  get token(): string {
+    return this.config().token;
   }
 
   /** `GET /v1/status`, optionally with one note's index state (`?path=`). */
@@ -185,14 +195,14 @@ export class SidecarClient {
     throw new SidecarProtocolError("the sidecar closed the answer stream before its final event");
   }
 
-  private async json(method: string, route: string, body: unknown, options: RequestOptions): Promise<unknown> {
+  private async json(method: string, route: string, body: unknown, options: RequestOptions, withToken = true): Promise<unknown> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
     const linked = options.signal ? anySignal([options.signal, timeout]) : null;
     const signal = linked?.signal ?? timeout;
     const url = this.url;
     try {
-      const text = await this.exchange(method, route, body, signal);
+      const text = await this.exchange(method, route, body, signal, withToken);
       if (text === "") return null;
       try {
         return JSON.parse(text) as unknown;
@@ -209,14 +219,14 @@ export class SidecarClient {
   }
 
   /** One JSON request; the answer's text, or a typed error. */
-  private async exchange(method: string, route: string, body: unknown, signal: AbortSignal): Promise<string> {
+  private async exchange(method: string, route: string, body: unknown, signal: AbortSignal, withToken: boolean): Promise<string> {
     if (this.fetchImpl !== null) {
-      const response = await this.send(method, route, body, { signal }, "application/json");
+      const response = await this.send(method, route, body, { signal }, "application/json", withToken);
       return response.status === 204 ? "" : response.text();
     }
     const { url, token } = this.config();
     const headers: Record<string, string> = { Accept: "application/json" };
-    if (token) headers.Authorization = `Bearer ${token}`;
+    if (token && withToken) headers.Authorization = `Bearer ${token}`;
     let response: RequestUrlResponse;
     try {
       // `requestUrl` cannot be cancelled: an abort or a timeout stops waiting for it.
@@ -246,10 +256,11 @@ export class SidecarClient {
     body: unknown,
     options: { signal?: AbortSignal },
     accept: string,
+    withToken = true,
   ): Promise<Response> {
     const { url, token } = this.config();
     const headers: Record<string, string> = { Accept: accept };
-    if (token) headers.Authorization = `Bearer ${token}`;
+    if (token && withToken) headers.Authorization = `Bearer ${token}`;
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let response: Response;
     try {

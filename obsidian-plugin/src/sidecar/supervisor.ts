@@ -6,6 +6,11 @@
  *
  * - one already running (`GET /v1/health` answers): use it; when the token is missing or refused,
  *   read it with `vault-rag token` (same vault and data dir as the command);
+ * - a sidecar this supervisor did not start gets no token (neither the stored one nor one read
+ *   with `vault-rag token`) before it proves it holds that token (`GET /v1/health?challenge=`,
+ *   `proof.ts`): whatever else holds the port (issue 31, defect 5) never receives it; a started
+ *   one is waited for until it proves its handshake token, so a squatter answering first is not
+ *   taken for it;
  * - else start the command (never through a shell) with `VAULT_RAG_HANDSHAKE=1`, keep its output
  *   (the log modal shows it, the token redacted), take the token from its handshake line and
  *   wait until `/v1/health` answers; a process that exits first, or takes longer than
@@ -13,8 +18,9 @@
  * - `stop()` (the plugin unloads) ends only a process this supervisor started;
  * - a command with `--port 0` (the default: one sidecar per vault, side by side) binds a free
  *   port and says which in its handshake: the URL is taken from there (`useUrl`) before
- *   anything asks it; a sidecar at the configured URL that refuses this vault's token (another
- *   vault's) is left alone and this vault's own is started;
+ *   anything asks it; a server at the configured URL that cannot prove it holds this vault's
+ *   token (another vault's sidecar, or another program) is left alone and this vault's own is
+ *   started; without `--port 0` that is a problem to report (`tokenProblem`);
  * - a started sidecar that dies later is started again, after 1, 2, 4… s (at most
  *   `maxRestarts` in a row; a run of over a minute resets the count).
  */
@@ -58,7 +64,8 @@ export type TokenState = "ok" | "unauthorized" | "unreachable";
 export type SupervisorState =
   | { kind: "idle" }
   | { kind: "starting" }
-  /** `ours`: this supervisor started it; `tokenProblem`: it runs, but the token is still refused. */
+  /** `ours`: this supervisor started it; `tokenProblem`: something answers, but the token is still
+   * refused, or it cannot prove it is this vault's sidecar (then the token was not sent). */
   | { kind: "running"; ours: boolean; tokenProblem: string | null }
   | { kind: "failed"; message: string }
   | { kind: "stopped" };
@@ -67,8 +74,15 @@ export interface SupervisorDeps {
   launcher: Launcher | null;
   /** `GET /v1/health` answers (it needs no token). */
   healthy(): Promise<boolean>;
-  /** Whether the sidecar accepts the plugin's current token. */
+  /** Whether the sidecar accepts the plugin's current token (this sends the token). */
   tokenState(): Promise<TokenState>;
+  /** Whether what answers `GET /v1/health` with a fresh challenge proves it holds `token`
+   * (the token itself is not sent); false when nothing answers. */
+  proves(token: string): Promise<boolean>;
+  /** The token the plugin holds now (empty: none). */
+  storedToken(): string;
+  /** The URL asked now (for messages). */
+  url(): string;
   /** The command line to start it (the setting, or the default). */
   command(): string;
   /** Where to run it: this vault's folder. */
@@ -212,7 +226,7 @@ export class SidecarSupervisor {
       this.set({ kind: "running", ours: this.process !== null, tokenProblem: null });
       const foreign = await this.ensureToken(null, ownPort && this.process === null && this.deps.launcher !== null);
       if (!foreign) return;
-      this.log.note("the sidecar at that URL serves another vault; starting this vault's own on a free port");
+      this.log.note("what answers at that URL cannot prove it is this vault's sidecar; starting this vault's own on a free port");
     }
     const launcher = this.deps.launcher;
     if (launcher === null) {
@@ -266,7 +280,8 @@ export class SidecarSupervisor {
     const deadline = this.clock.now() + (this.deps.startTimeoutMs ?? 180_000);
     for (;;) {
       if (ended.exit !== null) return; // `exited` has said why
-      if (urlKnown && (await this.deps.healthy())) break;
+      // With the handshake's token: it proves it, or it is something else holding the port.
+      if (urlKnown && (await (handshake === null ? this.deps.healthy() : this.deps.proves(handshake)))) break;
       if (ended.exit !== null) return;
       if (this.clock.now() > deadline) {
         this.fail(`The sidecar did not answer within ${Math.round((this.deps.startTimeoutMs ?? 180_000) / 1000)} s; stopped it (see its log).`);
@@ -314,19 +329,26 @@ export class SidecarSupervisor {
   }
 
   /** Keep the handshake's token, or read it with `vault-rag token` when the sidecar refuses
-   * (or was never given) the plugin's token. True when the sidecar refuses even this vault's
-   * token and `canStartOwn`: the caller starts this vault's own instead of reporting it. */
+   * (or was never given) the plugin's token. No token is sent to a server that has not proven
+   * it holds it (see the module doc). True when the server cannot prove it holds even this
+   * vault's token and `canStartOwn`: the caller starts this vault's own instead of reporting it. */
   private async ensureToken(known: string | null, canStartOwn = false): Promise<boolean> {
     if (known !== null) {
       await this.deps.saveToken(known);
       this.log.note("took the token from the sidecar's handshake");
       return false;
     }
-    const state = await this.deps.tokenState();
-    if (state !== "unauthorized") return false;
+    const stored = this.deps.storedToken();
+    if (stored !== "" && (await this.deps.proves(stored))) {
+      if ((await this.deps.tokenState()) !== "unauthorized") return false;
+    }
     const launcher = this.deps.launcher;
     const argv = tokenCommand(safeSplit(this.deps.command()));
-    let problem = "The sidecar refused the token; paste the one `vault-rag token` prints into the settings.";
+    const unproven = `Something else answers at ${this.deps.url()} and cannot prove it is this vault's sidecar (another vault's, or another program); the token was not sent.`;
+    let problem =
+      stored === ""
+        ? "The sidecar refused the token; paste the one `vault-rag token` prints into the settings."
+        : `${this.deps.url()} cannot prove it holds the token in the settings, so the token was not sent: paste the one \`vault-rag token\` prints into the settings, or see what listens there.`;
     if (launcher !== null && argv !== null) {
       this.log.note(`reading the token: ${argv.join(" ")}`);
       try {
@@ -334,14 +356,18 @@ export class SidecarSupervisor {
         const token = result.code === 0 ? tokenFromOutput(result.stdout) : null;
         if (token !== null) {
           this.log.redact(token);
-          await this.deps.saveToken(token);
-          if ((await this.deps.tokenState()) === "ok") {
-            this.log.note("took the token from vault-rag token");
-            this.update({ tokenProblem: null });
-            return false;
+          if (!(await this.deps.proves(token))) {
+            if (canStartOwn) return true;
+            problem = unproven;
+          } else {
+            await this.deps.saveToken(token);
+            if ((await this.deps.tokenState()) === "ok") {
+              this.log.note("took the token from vault-rag token");
+              this.update({ tokenProblem: null });
+              return false;
+            }
+            problem = "The sidecar proves it holds this vault's token but refuses it; see its log.";
           }
-          if (canStartOwn) return true;
-          problem = "The sidecar at this URL refuses this vault's token: does it serve another vault?";
         } else {
           problem = `\`${argv.join(" ")}\` gave no token (exit ${result.code}): ${result.stderr.trim().slice(0, 300)}`;
         }

@@ -5,10 +5,15 @@
  */
 import { SidecarAuthError, type SidecarClient } from "../client";
 import type { SidecarLaunch } from "../view/indexStatus";
+import { newChallenge, provesToken } from "./proof";
 import { SidecarSupervisor, type SupervisorDeps } from "./supervisor";
 
-/** A supervisor that asks `client` whether the sidecar answers and takes the token. */
-export function supervisorFor(client: SidecarClient, deps: Omit<SupervisorDeps, "healthy" | "tokenState">): SidecarSupervisor {
+/** A supervisor that asks `client` whether the sidecar answers, proves it holds the token
+ * (a fresh challenge each time, `proof.ts`) and takes the token. */
+export function supervisorFor(
+  client: SidecarClient,
+  deps: Omit<SupervisorDeps, "healthy" | "tokenState" | "proves" | "storedToken" | "url">,
+): SidecarSupervisor {
   return new SidecarSupervisor({
     ...deps,
     healthy: () =>
@@ -16,6 +21,13 @@ export function supervisorFor(client: SidecarClient, deps: Omit<SupervisorDeps, 
         () => true,
         () => false,
       ),
+    proves: async (token) => {
+      const challenge = newChallenge();
+      const answer = await client.health({ timeoutMs: 3_000, challenge }).catch(() => null);
+      return answer !== null && provesToken(token, challenge, answer.proof);
+    },
+    storedToken: () => client.token,
+    url: () => client.url,
     tokenState: () =>
       client.status(undefined, { timeoutMs: 10_000 }).then(
         () => "ok" as const,

@@ -1,11 +1,14 @@
 // A stand-in for the `vault-rag serve` / `vault-rag token` programs in the supervisor's unit
 // tests (tests/supervisor.test.ts): a real process with a real HTTP server on 127.0.0.1 that
-// speaks the two routes the supervisor uses. The real sidecar is what the Chromium e2e starts.
+// speaks the two routes the supervisor uses (with the health proof the real sidecar gives:
+// `?challenge=C` answers `proof`, its HMAC keyed by the token). The real sidecar is what the
+// Chromium e2e starts.
 //
 //   node standInSidecar.mjs serve --vault DIR --port P   (STANDIN_TOKEN; STANDIN_DELAY_MS before it
 //                                                         listens; STANDIN_EXIT=N exits with N first;
 //                                                         P = 0: a free port, in the handshake)
 //   node standInSidecar.mjs token --vault DIR            (prints STANDIN_TOKEN)
+import { createHmac } from "node:crypto";
 import http from "node:http";
 
 const [command, ...args] = process.argv.slice(2);
@@ -40,7 +43,12 @@ const announce = (port) => {
 if (asked !== 0) announce(asked); // --port 0: once the system has chosen one
 const server = http.createServer((request, response) => {
   const send = (status, body) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-  if (request.url === "/v1/health") return send(200, { status: "ok", version: "stand-in", api: "v1" });
+  const url = new URL(request.url ?? "/", "http://stand-in");
+  if (url.pathname === "/v1/health") {
+    const challenge = url.searchParams.get("challenge");
+    const proof = challenge ? createHmac("sha256", token).update(`vault-rag/health/v1\n${challenge}`, "utf8").digest("hex") : null;
+    return send(200, { status: "ok", version: "stand-in", api: "v1", proof });
+  }
   if (request.headers.authorization !== `Bearer ${token}`) return send(401, { code: "unauthorized", message: "wrong token", detail: null });
   if (request.url?.startsWith("/v1/status")) return send(200, { notes: 3, chunks: 9, pending: 0, embedded: 9 });
   return send(404, { code: "not_found", message: "no route", detail: null });
