@@ -180,10 +180,11 @@ class Settings(BaseSettings):
     server_max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)  # larger: 413
     server_body_timeout: float = Field(default=10.0, gt=0)  # a whole request body, else 408
     server_header_timeout: float = Field(default=10.0, gt=0)  # a request's headers, else 408
-    # Searches (`/v1/search`) run at most this many at once, the rest wait in
-    # line: CPU-bound work beyond the cores only slows every search, and asks (which run on
-    # their own threads) would wait behind all of them (50 searches made asks 16x slower).
-    server_search_concurrency: int = Field(default=2, ge=1)
+    # Searches (`/v1/search`) run at most this many at once, the rest wait in line, so an
+    # ask's own model calls (outside that line) wait behind a few searches, not behind every
+    # one in flight: with 50 searches, asks took 46x their time alone unbounded, 2.6x at 4
+    # (docs/benchmarks.md). Higher keeps more search throughput (the model batches queries).
+    server_search_concurrency: int = Field(default=4, ge=1)
     server_watch: bool = True  # follow changes made outside Obsidian (git, sync, other editors)
     watch_debounce: float = Field(default=0.5, gt=0)  # seconds of quiet that close a batch
     watch_max_delay: float = Field(default=5.0, gt=0)  # a never-quiet vault still flushes
