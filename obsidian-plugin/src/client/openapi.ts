@@ -997,7 +997,7 @@ export interface components {
             promoted?: boolean;
             /**
              * Kind
-             * @description The file's source kind: `md`, `pdf` or `canvas`
+             * @description The source kind: `md`, `pdf`, `canvas` or (a code source) `code`
              * @default md
              */
             kind?: string;

@@ -307,7 +307,9 @@ class SearchHit(BaseModel):
     base_score: float | None = Field(None, description="The fused score before feedback")
     prior: float = Field(1.0, description="The feedback factor: score = base_score × prior")
     promoted: bool = Field(False, description="The note is an answer saved as a note")
-    kind: str = Field("md", description="The file's source kind: `md`, `pdf` or `canvas`")
+    kind: str = Field(
+        "md", description="The source kind: `md`, `pdf`, `canvas` or (a code source) `code`"
+    )
     page: int | None = Field(
         None,
         description="PDF: the 1-based page the passage starts on (`anchor` is `page=N`, so "
