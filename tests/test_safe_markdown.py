@@ -139,8 +139,8 @@ def test_text_with_nothing_remote_is_returned_unchanged():
     assert neutralize(text) is text or neutralize(text) == text
 
 
-def _stream(pieces: list[str]) -> tuple[str, list[str]]:
-    stream = StreamNeutralizer()
+def _stream(pieces: list[str], stream: StreamNeutralizer | None = None) -> tuple[str, list[str]]:
+    stream = stream or StreamNeutralizer()
     prefixes, shown = [], ""
     for piece in pieces:
         shown += stream.feed(piece)
@@ -164,11 +164,28 @@ def test_a_stream_of_corpus_pieces_cut_anywhere_shows_nothing_remote(picks, join
     text = "".join(CORPUS[i]["input"] + joins[n] for n, i in enumerate(picks))
     pieces = _cut(text, cuts)
     note(repr(pieces))
-    shown, prefixes = _stream(pieces)
+    stream = StreamNeutralizer()
+    shown, prefixes = _stream(pieces, stream)
     for prefix in prefixes:  # what the client had rendered at each moment
         assert_loads_nothing(prefix)
     assert_loads_nothing(shown)
-    assert shown == neutralize(text)
+    if not stream.fell_back:  # the escaping fallback is safe but no longer equal (documented)
+        assert shown == neutralize(text)
+
+
+def test_the_stream_that_could_not_match_falls_back_safely():
+    """A case hypothesis found: the HTML across lines in a quote could not be shown as a
+    prefix of `neutralize` of the whole, so the stream escaped the rest instead."""
+    pieces = [
+        "> see <img\n> src=https://evil.example/q.png>\n\n>",
+        " see <img\n> src=https://evil.example/q.png> Look: ![q](<https://evil.example/q k.png>)"
+        ' here <img\nalt="x"\nsrc="https://evil.example/lines.png"> ',
+    ]
+    stream = StreamNeutralizer()
+    shown, prefixes = _stream(pieces, stream)
+    for prefix in [*prefixes, shown]:
+        assert_loads_nothing(prefix)
+    assert "evil.example/lines.png" in shown  # the URL is still there to read
 
 
 def test_a_stream_one_character_at_a_time_gives_the_whole_text():

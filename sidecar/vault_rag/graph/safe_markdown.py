@@ -104,6 +104,9 @@ class StreamNeutralizer:
     """
 
     def __init__(self) -> None:
+        # True once a stream had to fall back to escaping (what it showed could not be made to
+        # match `neutralize` of the whole): still safe, but no longer equal to it.
+        self.fell_back = False
         self.reset()
 
     def reset(self) -> None:
@@ -132,7 +135,7 @@ class StreamNeutralizer:
         else:
             whole = neutralize(self._raw[:cut])
             if not whole.startswith(self._shown):  # cannot be made to match: stay safe
-                self._escaped = True
+                self._escaped = self.fell_back = True
                 return self._show(cut)
             out = whole[len(self._shown) :]
         self._shown += out
@@ -141,7 +144,7 @@ class StreamNeutralizer:
         return out
 
     def _release_escaped(self) -> str:
-        self._escaped = True
+        self._escaped = self.fell_back = True
         return self._show(len(self._raw))
 
     def _rebase(self) -> None:
