@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_serve_faults import Serve, run_cli, status_json
+from test_serve_faults import Serve, fake_env, run_cli, status_json
 
 from fakes.openai_server import FakeOpenAIServer
 
@@ -22,21 +22,10 @@ QUERY = "BeginPlay"
 @pytest.fixture
 def indexed(tmp_path, sample_vault):
     """(env, vault, data, fake): the sample vault indexed through the fake's embeddings."""
-    import os
-
     with FakeOpenAIServer() as fake:
         vault = tmp_path / "vault"
         shutil.copytree(sample_vault, vault)
-        env = dict(os.environ)
-        env.update(
-            VAULT_RAG_EMBEDDINGS="openai",
-            VAULT_RAG_EMBEDDINGS_MODEL="fake-embedding",
-            VAULT_RAG_EMBEDDINGS_BASE_URL=fake.base_url,
-            VAULT_RAG_EMBEDDINGS_API_KEY="k",
-            COLUMNS="200",
-        )
-        for key in ("VAULT_RAG_LLM_MODEL", "VAULT_RAG_CONFIG"):
-            env.pop(key, None)
+        env = fake_env(fake)
         data = tmp_path / "data"
         done = run_cli(env, "index", "--vault", str(vault), "--data-dir", str(data))
         assert done.returncode == 0, done.stderr

@@ -50,18 +50,24 @@ def setup(tmp_path, sample_vault):
     with FakeOpenAIServer() as fake:
         vault = tmp_path / "vault"
         shutil.copytree(sample_vault, vault)
-        env = dict(os.environ)
-        env.update(
-            VAULT_RAG_EMBEDDINGS="openai",
-            VAULT_RAG_EMBEDDINGS_MODEL="fake-embedding",
-            VAULT_RAG_EMBEDDINGS_BASE_URL=fake.base_url,
-            VAULT_RAG_EMBEDDINGS_API_KEY="k",
-            VAULT_RAG_WATCH_DEBOUNCE="0.3",
-            COLUMNS="200",  # rich wraps at 80 columns otherwise
-        )
-        for key in ("VAULT_RAG_LLM_MODEL", "VAULT_RAG_CONFIG"):
-            env.pop(key, None)
-        yield env, vault, tmp_path / "data"
+        yield fake_env(fake), vault, tmp_path / "data"
+
+
+def fake_env(fake: FakeOpenAIServer) -> dict[str, str]:
+    """The environment of a `vault-rag` process embedding through `fake`, with no chat model
+    and no user settings file."""
+    env = dict(os.environ)
+    env.update(
+        VAULT_RAG_EMBEDDINGS="openai",
+        VAULT_RAG_EMBEDDINGS_MODEL="fake-embedding",
+        VAULT_RAG_EMBEDDINGS_BASE_URL=fake.base_url,
+        VAULT_RAG_EMBEDDINGS_API_KEY="k",
+        VAULT_RAG_WATCH_DEBOUNCE="0.3",
+        COLUMNS="200",  # rich wraps at 80 columns otherwise
+    )
+    for key in ("VAULT_RAG_LLM_MODEL", "VAULT_RAG_CONFIG"):
+        env.pop(key, None)
+    return env
 
 
 class Serve:
