@@ -65,8 +65,8 @@ fi
 export VAULT_RAG_MCP_AGENT_REQUIRED=1  # here a missing agent venv fails the test, never skips
 
 echo "== ruff"
-ruff check sidecar tests scripts
-ruff format --check sidecar tests scripts
+ruff check sidecar tests scripts benchmarks
+ruff format --check sidecar tests scripts benchmarks
 
 echo "== contracts: embed fixtures' cached metadata, the exported OpenAPI spec"
 python scripts/gen_cached_metadata.py --check

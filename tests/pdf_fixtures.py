@@ -1,6 +1,6 @@
 """Real PDFs made by the test suite itself with reportlab (a test dependency): text pages with
 and without an outline, CJK text (reportlab's built-in STSong-Light CID font, no font file),
-encrypted, truncated and image-only files. Also used by scripts/bench_pdf.py."""
+encrypted, truncated and image-only files. Also used by benchmarks/pdf.py."""
 
 from __future__ import annotations
 

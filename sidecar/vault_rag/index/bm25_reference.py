@@ -1,7 +1,7 @@
 """FastBM25: the static bm25s index the lexical engine used before `bm25_postings.py`.
 
 Kept as the reference the incremental postings are checked against (tests/test_lexical.py:
-same scores, bit for bit) and for `scripts/bench_lexical.py`; the product never imports it
+same scores, bit for bit) and for `benchmarks/lexical.py`; the product never imports it
 (bm25s pulls scipy.sparse and tqdm, ~0.3 s of a cold `vault-rag search`).
 """
 

@@ -21,12 +21,12 @@ consistent, not linguistically perfect. Pipeline:
    whole identifier. No other stemming: ``spawning`` stays ``spawning``.
 
 Segmenter: rjieba (Rust port of jieba, same dictionary, same algorithm). Its output is
-identical to jieba's on our test corpora (``scripts/bench_lexical.py`` checks it), its
+identical to jieba's on our test corpora (``benchmarks/lexical.py`` checks it), its
 segmentation is ~7x faster (whole ``tokenize`` ~4x, the rest is our Python), its dictionary
 is compiled in (~0.1 s import instead of jieba's ~1 s prefix-dict build, no
 ``/tmp/jieba.cache`` file, nothing printed) and it ships abi3 wheels for Windows, macOS and
 Linux; it is a hard dependency, so there is no fallback. jieba itself is only loaded by
-``tokenize_with(..., "jieba")``, for ``scripts/bench_lexical.py``'s comparison. Neither touches
+``tokenize_with(..., "jieba")``, for ``benchmarks/lexical.py``'s comparison. Neither touches
 the network. The segmenter is loaded once, lazily, under a lock.
 """
 

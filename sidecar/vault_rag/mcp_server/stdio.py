@@ -4,7 +4,7 @@ It uses the sidecar running on the vault when there is one (`remote.RemoteBacken
 `vault-rag search` finds it), and the index in this process when there is none (opened on the
 first call, read-only, as `vault-rag search` opens it). A sidecar that stops answering
 mid-session is replaced by the in-process index for the rest of it. Start-up imports neither
-the index nor a model, so `tools/list` answers at once (`scripts/bench_mcp.py` measures it).
+the index nor a model, so `tools/list` answers at once (`benchmarks/mcp_start.py` measures it).
 
 stdout carries the protocol only: every message of ours goes to stderr.
 """

@@ -5,7 +5,7 @@ BM25 only and the hybrid fusion at several RRF constants, plus median query late
 dense-only run as the baseline. Indexes the sample vault into a temporary data dir first (or
 reuses --data-dir).
 
-    python scripts/bench_retrieval.py [--data-dir DIR]
+    python -m benchmarks retrieval [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -19,19 +19,20 @@ from pathlib import Path
 
 import yaml
 
+from benchmarks.common import TESTS
 from vault_rag.context import open_index
 from vault_rag.index.indexer import Indexer
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.sample import sample_vault_path
 from vault_rag.settings import load_settings
 
-QUESTIONS = Path(__file__).resolve().parent.parent / "tests" / "data" / "sample_questions.yaml"
+QUESTIONS = TESTS / "data" / "sample_questions.yaml"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data-dir", type=Path, default=None)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-retrieval-"))
     index = open_index(load_settings(vault=sample_vault_path(), data_dir=data_dir))
     Indexer(index).run()
@@ -76,7 +77,4 @@ def main() -> None:
     for name, value in latency.items():
         print(f"{name:<18} {value * 1000:>10.1f} {value / base:>8.2f}x")
     index.close()
-
-
-if __name__ == "__main__":
-    main()
+    return 0

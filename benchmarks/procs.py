@@ -1,25 +1,21 @@
-"""The processes and probes behind scripts/bench.py: subprocesses with their peak RSS, the
-`vault-rag serve` server and its API, the full-index and naive-pipeline child processes."""
+"""The processes and probes behind `python -m benchmarks whole` and the benchmarks that run a
+server: `vault-rag serve` and its API, and the full-index and naive-pipeline child processes."""
 
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
-import socket
 import sqlite3
 import string
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.common import cli, free_port, sidecar_env
+
 QUERIES = [
     "材质参数怎么设置",
     "蓝图调用 C++ 函数",
@@ -41,66 +37,6 @@ QUERIES = [
 
 
 # -- processes ---------------------------------------------------------------------------------
-def child_env(kind: str, work: Path, **extra: str) -> dict[str, str]:
-    """Environment for a sidecar subprocess: this checkout's code, the chosen embedder, and an
-    empty settings file (a user's own config must not change the figures)."""
-    empty = work / "empty-settings.toml"
-    empty.touch()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "sidecar"), env.get("PYTHONPATH", "")])
-    env["VAULT_RAG_CONFIG"] = str(empty)
-    env["VAULT_RAG_EMBEDDINGS"] = kind
-    env.update(extra)
-    return env
-
-
-@dataclass
-class ChildRun:
-    wall: float
-    returncode: int
-    max_rss_mb: float
-    stdout: str
-    stderr: str
-
-
-def run_child(cmd: list[str], env: dict[str, str], timeout: float = 4 * 3600) -> ChildRun:
-    """Run to completion; wall time and the child's own peak RSS (wait4, not the whole tree)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        deadline = started + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.01)
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return ChildRun(
-            wall,
-            proc.returncode,
-            usage.ru_maxrss / 1024,
-            out.read().decode("utf-8", "replace"),
-            err.read().decode("utf-8", "replace"),
-        )
-
-
-def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "vault_rag", *args]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Server:
     """`vault-rag serve` in a subprocess, with a client for its API."""
 
@@ -122,7 +58,7 @@ class Server:
                 "--port",
                 str(self.port),
             ],
-            env=child_env(kind, work, **(env or {})),
+            env=sidecar_env(kind, work, **(env or {})),
             stdout=subprocess.DEVNULL,
             stderr=open(work / "serve.log", "ab"),  # noqa: SIM115 - closed with the process
             stdin=subprocess.DEVNULL,

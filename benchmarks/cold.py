@@ -1,6 +1,6 @@
 """Cold `vault-rag search` (and the no-op `vault-rag index`) before vs after, in one run.
 
-    python scripts/bench_cold.py VAULT DATA_DIR [--before REV] [--repeats 7] [--embeddings local]
+    python -m benchmarks cold VAULT DATA_DIR [--before REV] [--repeats 7] [--embeddings local]
         [--index] [--serve] [--json OUT]
 
 "Before" is the code of git revision REV (default `main`), unpacked with `git archive` into a
@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,49 +32,24 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.common import ROOT, free_port, run_checked, sidecar_env
+
 QUERIES = ["蓝图调用 C++ 函数", "how to spawn an actor at runtime", "材质参数怎么设置"]
 
 
 def env_for(code: Path, embeddings: str, work: Path) -> dict[str, str]:
-    empty = work / "empty-settings.toml"
-    empty.touch()
-    env = dict(os.environ)
-    env.update(
-        PYTHONPATH=str(code / "sidecar"),
-        VAULT_RAG_CONFIG=str(empty),
-        VAULT_RAG_EMBEDDINGS=embeddings,
-        COLUMNS="120",
-    )
-    env.pop("VAULT_RAG_DATA_DIR", None)
     # Bytecode cached as in any installed copy (a checkout run with PYTHONDONTWRITEBYTECODE
     # would compile every module of the package in every process: ~0.6 s CPU here); kept out
     # of the checkout, and written by each row's warm-up run.
+    env = sidecar_env(embeddings, work, code=code, COLUMNS="120")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     return env
 
 
 def run_cpu(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall, cpu): the child's own rusage, read with wait4 before anything reaps it."""
-    started = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        code = os.waitstatus_to_exitcode(status)
-        proc.returncode = code
-        if code:
-            err.seek(0)
-            tail = err.read().decode("utf-8", "replace")[-2000:]
-            raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{tail}")
-    return wall, usage.ru_utime + usage.ru_stime
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    child = run_checked(cmd, env)
+    return child.wall, child.cpu
 
 
 def spawn_server(
@@ -114,7 +87,7 @@ def start_server(env: dict[str, str], vault: Path, data: Path, log: Path) -> sub
 
 def server_start(env: dict[str, str], vault: Path, data: Path, log: Path) -> float:
     """Seconds from spawning `vault-rag serve` until its start-up scan is applied and its
-    writer idle (what scripts/bench_procs.Server.wait_reconciled measures)."""
+    writer idle (what benchmarks.procs.Server.wait_reconciled measures)."""
     import urllib.request
 
     from vault_rag.server_token import load_or_create_token
@@ -237,7 +210,3 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """The benchmark's arithmetic and its table: medians, percentiles, ratios, markdown rendering.
 
-Kept apart from `bench.py` (which runs things) so tests can check it on hand-made numbers.
+Kept apart from `whole.py` (which runs things) so tests can check it on hand-made numbers.
 """
 
 from __future__ import annotations

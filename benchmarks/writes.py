@@ -1,6 +1,6 @@
 """Benchmark the manifest work per written note and per search, on a copy of an index.
 
-    python scripts/bench_writes.py DATA_DIR [--notes 30]
+    python -m benchmarks writes DATA_DIR [--notes 30]
 
 CPU time, median over --notes notes; each row next to the statement or path it replaced
 (run here as the baseline, so both sides see the same database in the same run):
@@ -19,13 +19,10 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sidecar"))
 
 from vault_rag.index.manifest import Manifest, chunk_from_json
 from vault_rag.index.note_vectors import NoteVectors
@@ -139,7 +136,3 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,7 +15,7 @@ chroma-http runs against a `chroma run` server this script starts on a free loop
 milvus is Milvus Lite in the data dir (a Milvus server: pass --milvus-uri). The numbers are
 wall-clock medians on whatever else the machine is doing: compare backends within one run.
 
-    python scripts/bench_stores.py [--cache-dir DIR] [--vectors 20000] [--queries 200]
+    python -m benchmarks stores [--cache-dir DIR] [--vectors 20000] [--queries 200]
 """
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common import QA, TESTS, borrow, median_ms
 from vault_rag.context import make_indexer, open_index
 from vault_rag.index.migrate import migrate_index
 from vault_rag.index.stores.factory import open_vector_store
@@ -38,16 +37,11 @@ from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.sample import sample_vault_path
 from vault_rag.settings import Settings
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+borrow(TESTS)
 from store_backends import ChromaServer  # noqa: E402
 
-QA = ROOT / "tests" / "data" / "qa" / "sample.jsonl"
+SAMPLE_QA = QA / "sample.jsonl"
 BACKENDS = ("chroma", "chroma-http", "milvus")
-
-
-def median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
 
 
 def backend_settings(kind: str, args: argparse.Namespace, **values: object) -> Settings:
@@ -66,7 +60,9 @@ def sample_workload(args: argparse.Namespace, work: Path) -> tuple[list[list[str
     index = open_index(settings)
     make_indexer(settings, index).run()  # embeds once; later runs find everything cached
     chunks = index.manifest.counts()["chunks"]
-    questions = [json.loads(line)["question"] for line in QA.read_text().splitlines() if line]
+    questions = [
+        json.loads(line)["question"] for line in SAMPLE_QA.read_text().splitlines() if line
+    ]
     vectors = [index.provider.embed_query(q) for q in questions]
     provider = index.provider
     dimension = provider.dimension
@@ -155,13 +151,13 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "bench")
     parser.add_argument("--vectors", type=int, default=20000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--milvus-uri", default=None, help="a Milvus server (default: Lite)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-stores-") as tmp:
         work = Path(tmp)
@@ -183,7 +179,4 @@ def main() -> None:
             synthetic,
         )
     )
-
-
-if __name__ == "__main__":
-    main()
+    return 0

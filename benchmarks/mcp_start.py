@@ -3,7 +3,7 @@
 `search_notes` answer, with a sidecar running on the vault and without one. Medians of `--runs`
 starts each; a bare `python` start and `import mcp.server` alone are the floor.
 
-    python scripts/bench_mcp.py [--runs 5]
+    python -m benchmarks mcp_start [--runs 5]
 
 Builds its own copy of the sample vault, indexed with the hash embedder (no model to load:
 what is timed is the MCP server, not the embedding model), and starts a real
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,16 +27,11 @@ import httpx
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from benchmarks.common import free_port, run_checked
 from vault_rag.sample import sample_vault_path
 
 BIN = Path(sys.executable).parent
 ENV = {**os.environ, "VAULT_RAG_EMBEDDINGS": "hash", "VAULT_RAG_LLM_MODEL": ""}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def server_cpu(data: Path) -> float:
@@ -71,25 +65,18 @@ async def one_start(vault: Path, data: Path) -> tuple[float, float, str, float]:
 
 def timed(command: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one run of `command`."""
-    before = os.times()
-    started = time.perf_counter()
-    subprocess.run(command, check=True, env=ENV)
-    wall = time.perf_counter() - started
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
-    return wall, cpu
+    child = run_checked(command, ENV)
+    return child.wall, child.cpu
 
 
 def median_ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.0f}"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
-    runs = parser.parse_args().runs
+    runs = parser.parse_args(argv).runs
     root = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
     try:
         vault, data = root / "vault", root / "data"
@@ -137,12 +124,9 @@ def main() -> None:
     for name, listed, cpu, searched in rows:
         first = median_ms(searched) if searched else "—"
         print(f"| {name} | {median_ms(listed)} | {median_ms(cpu)} | {first} |")
+    return 0
 
 
 def _columns(starts: list[tuple[float, float, str, float]]) -> tuple[list[float], ...]:
     """(tools/list wall, CPU until then, first search) of each start."""
     return [a[0] for a in starts], [a[3] for a in starts], [a[1] for a in starts]
-
-
-if __name__ == "__main__":
-    main()

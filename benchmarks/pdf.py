@@ -3,7 +3,7 @@
 (Chinese and English) printed to a PDF with `tests/pdf_fixtures.write_pdf` (CJK in
 reportlab's built-in STSong-Light CID font), repeated `--copies` times.
 
-    python scripts/bench_pdf.py [--copies 5]
+    python -m benchmarks pdf [--copies 5]
 
 Prints one Markdown table: pages, seconds, pages/s, and how much of the source text each
 library gives back (characters of the source found, in order, in the extracted text; CJK
@@ -15,14 +15,14 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "scripts"))
+from benchmarks.common import ROOT, SCRIPTS, TESTS, borrow
+
+borrow(TESTS)
+borrow(SCRIPTS)
 from help_pdfs import note_pages  # noqa: E402
 from pdf_fixtures import write_pdf  # noqa: E402
 
@@ -73,10 +73,10 @@ def recovered(source: str, text: str, pattern: re.Pattern[str]) -> tuple[int, in
     return sum(b.size for b in matcher.get_matching_blocks()), len(want)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--copies", type=int, default=5)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         files = corpus(Path(tmp), args.copies)
         print("| library | PDFs | pages | seconds | pages/s | CJK chars back | Latin chars back |")
@@ -96,7 +96,4 @@ def main() -> None:
                 f"| {name} | {len(files)} | {pages} | {seconds:.2f} | {pages / seconds:.0f} | "
                 f"{cjk[0] / max(cjk[1], 1):.1%} | {latin[0] / max(latin[1], 1):.1%} |"
             )
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -1,6 +1,6 @@
 """Benchmark what a server pays per write and per start-up scan to know the vault's files.
 
-    python scripts/bench_scan.py VAULT [--repeats 5]
+    python -m benchmarks scan VAULT [--repeats 5]
 
 Rows (CPU time, median of --repeats, ratio to the baseline named in each section): the full
 os.walk listing the vault walk used to be against `VaultListing` (first listing, and again with
@@ -13,14 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sidecar"))
-
+from benchmarks.common import cpu_median
 from vault_rag.index.manifest import NoteRecord
 from vault_rag.index.note_file import read_note_file
 from vault_rag.vault.listing import VaultListing
@@ -48,15 +43,6 @@ def os_walk_listing(vault_root: Path) -> list[str]:
     return sorted(found)
 
 
-def cpu(fn: Callable[[], object], repeats: int) -> float:
-    runs = []
-    for _ in range(repeats):
-        started = time.process_time()
-        fn()
-        runs.append(time.process_time() - started)
-    return statistics.median(runs)
-
-
 def row(name: str, seconds: float, base: float) -> None:
     print(f"| {name} | {seconds * 1000:,.1f} ms | {seconds / base:.3g}× |")
 
@@ -71,12 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     assert VaultListing(root).paths() == paths, "the listing differs from a full walk"
     print(f"{len(paths):,} notes, CPU time, median of {args.repeats}\n")
     print("| listing the vault's notes (baseline: os.walk) | CPU | ratio |\n|---|---:|---:|")
-    base = cpu(lambda: os_walk_listing(root), args.repeats)
+    base = cpu_median(lambda: os_walk_listing(root), args.repeats)
     row("os.walk + pathlib (before)", base, base)
-    row("VaultListing, first listing", cpu(lambda: VaultListing(root).paths(), args.repeats), base)
+    row(
+        "VaultListing, first listing",
+        cpu_median(lambda: VaultListing(root).paths(), args.repeats),
+        base,
+    )
     kept = VaultListing(root)
     kept.paths()
-    row("VaultListing again, nothing changed", cpu(kept.paths, args.repeats), base)
+    row("VaultListing again, nothing changed", cpu_median(kept.paths, args.repeats), base)
 
     known = {}
     for rel in paths:
@@ -84,14 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         known[rel] = NoteRecord(rel, "-", st.st_mtime_ns, st.st_size)
     print("\n| start-up scan: each note against its record (baseline: path checks) | CPU | ratio |")
     print("|---|---:|---:|")
-    base = cpu(lambda: [read_note_file(root, r, known[r]) for r in paths], args.repeats)
+    base = cpu_median(lambda: [read_note_file(root, r, known[r]) for r in paths], args.repeats)
     row("read_note_file (resolve_inside per note, before)", base, base)
-    walked = cpu(
+    walked = cpu_median(
         lambda: [read_note_file(root, r, known[r], walked=True) for r in paths], args.repeats
     )
     row("read_note_file(walked=True)", walked, base)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""The plugin's start-up reconcile against a running `vault-rag serve`, for scripts/bench.py.
+"""The plugin's start-up reconcile against a running `vault-rag serve`, for the `whole` benchmark.
 
 Runs `obsidian-plugin/bench/reconcile.ts` (the real sync engine, note source, embed index and
 HTTP client, on the vault folder on disk, in Node) against the server: a first start with no
@@ -6,7 +6,7 @@ in-sync map (the plugin reads and hashes every note) and a second start with the
 one saved (the plugin's data across a restart). Obsidian's `CachedMetadata` for the vault comes
 from `scripts/gen_cached_metadata.py`'s parser.
 
-    python scripts/bench_plugin.py VAULT DATA [--kind hash] [--repeats 3]   # alone: its own server
+    python -m benchmarks plugin VAULT DATA [--kind hash] [--repeats 3]   # alone: its own server
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sidecar"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_procs import ROOT, Server
+from benchmarks.common import ROOT, SCRIPTS, borrow
+from benchmarks.procs import Server
 
 PLUGIN = ROOT / "obsidian-plugin"
 
@@ -38,6 +36,7 @@ def available() -> str | None:
 
 
 def write_metadata(vault: Path, out: Path) -> None:
+    borrow(SCRIPTS)
     from gen_cached_metadata import vault_metadata
 
     data = vault_metadata(vault)
@@ -131,7 +130,3 @@ def main(argv: list[str] | None = None) -> int:
                 f"{block:.0f} ms, requests {rs[0]['request_count']}, read {rs[0]['read']}"
             )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

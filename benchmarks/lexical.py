@@ -1,6 +1,6 @@
 """Benchmark the lexical index: tokeniser backends, index build/load, edits, query latency.
 
-    python scripts/bench_lexical.py [--sizes 1000,10000,50000] [--repeats 3]
+    python -m benchmarks lexical [--sizes 1000,10000,50000] [--repeats 3]
 
 Chunks are generated (seeded) mixed Chinese / Unreal identifiers / English, ~260 characters
 each. Each row is a median over `--repeats` runs (one run for corpora over 20k chunks) with its
@@ -15,18 +15,15 @@ import random
 import shutil
 import sqlite3
 import statistics
-import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sidecar"))
 
 import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
 
+from benchmarks.common import wall_median
 from vault_rag.index import lexical
 from vault_rag.index.bm25_reference import FastBM25, FlatCorpus
 from vault_rag.index.lexical import SNAPSHOT_DIR, LexicalIndex
@@ -70,15 +67,6 @@ def make_query(rng: random.Random) -> str:
     return " ".join([*rng.choices(ZH, k=2), rng.choice(PARTS) + rng.choice(PARTS)])
 
 
-def timed(fn: Callable[[], object], repeats: int) -> float:
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs)
-
-
 def row(name: str, value: str, ratio: float | None = None) -> None:
     shown = "" if ratio is None else (f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x")
     print(f"  {name:<46} {value:>16} {shown:>10}")
@@ -99,7 +87,7 @@ def bench_tokenize(texts: list[str], repeats: int) -> None:
         row(f"{backend}: import + dictionary load", secs(time.perf_counter() - start))
     base = 0.0
     for backend in ("jieba", "rjieba"):
-        took = timed(lambda b=backend: [tokenize_with(t, b) for t in texts], repeats)  # type: ignore[misc]
+        took = wall_median(lambda b=backend: [tokenize_with(t, b) for t in texts], repeats)  # type: ignore[misc]
         base = base or took
         row(f"{backend}: tokenize()", f"{len(texts) / took:,.0f} chunks/s", base / took)
     same = sum(tokenize_with(t, "jieba") == tokenize_with(t, "rjieba") for t in texts)
@@ -109,9 +97,9 @@ def bench_tokenize(texts: list[str], repeats: int) -> None:
 def bench_index(texts: list[str], corpus: list[list[str]], n: int, repeats: int) -> None:
     reps = 1 if n > 20_000 else repeats
     print(f"\n[index {n:,} chunks]  baseline = stock bm25s index() (median of {reps})")
-    stock = timed(lambda: bm25s.BM25().index(corpus[:n], show_progress=False), reps)
+    stock = wall_median(lambda: bm25s.BM25().index(corpus[:n], show_progress=False), reps)
     row("stock bm25s.BM25.index() in memory", secs(stock), 1.0)
-    fast = timed(lambda: FastBM25().index(corpus[:n], show_progress=False), reps)
+    fast = wall_median(lambda: FastBM25().index(corpus[:n], show_progress=False), reps)
     row("FastBM25.index() in memory", secs(fast), fast / stock)
 
     root = Path(tempfile.mkdtemp(prefix="bench_lexical_"))
@@ -121,7 +109,10 @@ def bench_index(texts: list[str], corpus: list[list[str]], n: int, repeats: int)
     ]
     try:
         with LexicalIndex(root) as ix:
-            row("upsert all (SQLite, tokens precomputed)", secs(timed(lambda: ix.upsert(items), 1)))
+            row(
+                "upsert all (SQLite, tokens precomputed)",
+                secs(wall_median(lambda: ix.upsert(items), 1)),
+            )
 
         def first_search(keep_snapshot: bool) -> None:
             if not keep_snapshot:
@@ -129,11 +120,11 @@ def bench_index(texts: list[str], corpus: list[list[str]], n: int, repeats: int)
             with LexicalIndex(root) as fresh:
                 fresh.search("材质 参数")
 
-        cold = timed(lambda: first_search(False), reps)
+        cold = wall_median(lambda: first_search(False), reps)
         row("open + rebuild from stored tokens + save", secs(cold), cold / stock)
-        warm = timed(lambda: first_search(True), reps)
+        warm = wall_median(lambda: first_search(True), reps)
         row("open + load saved snapshot", secs(warm), warm / stock)
-        retok = timed(lambda: [tokenize_with(t, "rjieba") for t in texts[:n]], 1)
+        retok = wall_median(lambda: [tokenize_with(t, "rjieba") for t in texts[:n]], 1)
         row("re-tokenise all text, rjieba (avoided)", secs(retok), retok / stock)
 
         rng = random.Random(n)
@@ -152,7 +143,7 @@ def bench_index(texts: list[str], corpus: list[list[str]], n: int, repeats: int)
             model.index(Tokenized(ids=FlatCorpus(flat, lengths), vocab=vocab), show_progress=False)
             model.save(old_root, show_progress=False)
 
-        old_edit = timed(old_engine_edit, reps)
+        old_edit = wall_median(old_engine_edit, reps)
         row("old engine per edit: FastBM25 rebuild + save", secs(old_edit), old_edit / stock)
         with LexicalIndex(root) as ix:
             ix.search("warm")
@@ -162,7 +153,7 @@ def bench_index(texts: list[str], corpus: list[list[str]], n: int, repeats: int)
                 ix.upsert([(chunk_id, f"{text} 修改{rng.random()}", meta)])
                 ix.search("材质 参数")
 
-            edit = timed(edit_then_search, max(reps, 5))
+            edit = wall_median(edit_then_search, max(reps, 5))
             row("one upsert, then search (catch-up)", secs(edit), edit / stock)
             row("  … against the old engine's edit", "", edit / old_edit)
             bench_queries(ix, corpus[:n], [make_query(rng) for _ in range(200)])
@@ -192,12 +183,12 @@ def bench_queries(ix: LexicalIndex, corpus: list[list[str]], queries: list[str])
         row(label, f"{med * 1e3:.2f} ms", med / raw)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tokenize-chunks", type=int, default=2000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     rng = random.Random(42)
     texts = [make_chunk(rng) for _ in range(max(sizes))]
@@ -213,7 +204,4 @@ def main() -> None:
     lexical.tokenize = lambda text: cache.get(text) or tokenize_with(text, "rjieba")  # type: ignore[assignment]
     for n in sizes:
         bench_index(texts, corpus, n, args.repeats)
-
-
-if __name__ == "__main__":
-    main()
+    return 0

