@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.dense_snapshot import SNAPSHOT_FILE, DenseSnapshot, SnapshotSearchStore
+from vault_rag.index.dense_snapshot import SNAPSHOT_FILE, DenseSnapshot
 from vault_rag.index.indexer import Indexer
 from vault_rag.index.note_vectors import NoteVectors
+from vault_rag.index.snapshot_build import SnapshotSearchStore
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 

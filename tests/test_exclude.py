@@ -26,7 +26,8 @@ from vault_rag.exclusions import (
     normalize_patterns,
 )
 from vault_rag.settings import Settings
-from vault_rag.vault.reader import is_ignored, iter_note_paths
+from vault_rag.vault.listing import iter_note_paths
+from vault_rag.vault.reader import is_ignored
 
 TOKEN = "test-token-0123456789"
 NOTE_W = "Public/Welcome.md"

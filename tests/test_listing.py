@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from vault_rag.vault import listing
-from vault_rag.vault.listing import VaultListing
+from vault_rag.vault.listing import VaultListing, iter_note_paths
 from vault_rag.vault.paths import to_rel_path
-from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored, iter_note_paths
+from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored
 
 
 def full_walk(vault_root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) -> list[str]:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from vault_rag.cli import app
 from vault_rag.pipeline import chunk_vault_note
 from vault_rag.vault.links import NoteIndex
-from vault_rag.vault.reader import iter_note_paths
+from vault_rag.vault.listing import iter_note_paths
 
 from conftest import SHARED_VAULT_NAMES, shared_vault
 

@@ -15,8 +15,8 @@ from vault_rag.settings import Settings
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.registry import source_registry
 from vault_rag.vault.links import NoteIndex
-from vault_rag.vault.listing import VaultListing
-from vault_rag.vault.reader import is_note_path, iter_note_paths
+from vault_rag.vault.listing import VaultListing, iter_note_paths
+from vault_rag.vault.reader import is_note_path
 
 from conftest import SHARED_VAULT_NAMES, shared_vault
 

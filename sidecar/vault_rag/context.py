@@ -9,8 +9,8 @@ from vault_rag.disk_faults import disk_fault
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.embeddings.factory import make_provider
 from vault_rag.exclusions import Exclusions
-from vault_rag.index.dense_snapshot import SnapshotSearchStore
 from vault_rag.index.indexer import Indexer
+from vault_rag.index.snapshot_build import SnapshotSearchStore
 from vault_rag.index.stores.factory import open_vector_store
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.pipeline import chunk_options

@@ -31,7 +31,7 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
     from vault_rag.retrieval.collections import UnknownCollectionError, search_collections
     from vault_rag.retrieval.hybrid import search_options
     from vault_rag.settings import load_settings
-    from vault_rag.sources.collections import open_searched
+    from vault_rag.source_indexes.collections import open_searched
 
     private_umask()  # the index holds note text (as every CLI command: cli/app.py)
     err = Console(stderr=True)

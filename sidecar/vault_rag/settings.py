@@ -29,7 +29,7 @@ DEFAULT_IGNORES: tuple[str, ...] = (".obsidian", ".trash", ".git", "node_modules
 
 class SourceSpec(BaseModel):
     """One source indexed beside the vault (`sources`, `vault-rag sources add`): its own
-    collection in the vector store and its own lexical index (`sources/collections.py`)."""
+    collection in the vector store and its own lexical index (`source_indexes/collections.py`)."""
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")  # never "vault" (the vault's own)
     path: Path
@@ -93,7 +93,7 @@ class Settings(BaseSettings):
     max_pdf_mb: float = Field(default=50.0, gt=0)  # larger PDFs: `too_large`, not read
     max_pdf_pages: int = Field(default=1000, ge=1)  # longer PDFs: `too_many_pages`, not read
 
-    # Sources beside the vault (sources/collections.py): a code tree, another vault, a folder
+    # Sources beside the vault (source_indexes/collections.py): a code tree, another vault, a folder
     # of Markdown docs, each its own collection. Also `vault-rag sources add` (kept in the data
     # dir). Code files over `max_code_kb` are skipped (status says so).
     sources: list[SourceSpec] = Field(default_factory=list)

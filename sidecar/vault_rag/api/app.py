@@ -38,8 +38,8 @@ from vault_rag.index.vault_index import VaultIndex
 from vault_rag.index.writer import IndexWriter
 from vault_rag.server_token import load_or_create_token
 from vault_rag.settings import Settings
+from vault_rag.source_indexes.service import ServedSources
 from vault_rag.sources.registry import source_registry
-from vault_rag.sources.service import ServedSources
 from vault_rag.watch.changes import DiskSync
 from vault_rag.watch.watcher import VaultWatcher
 

@@ -56,8 +56,9 @@ class ServerState:
     # server started with (`configured_settings`); None: the settings file's own.
     model_choice: Any = None
     configured_settings: Settings | None = None
-    # The sources beside the vault (sources/service.py `ServedSources`): their indexes, opened
-    # on first search, and their start-up scan; None: not started (tests building a state).
+    # The sources beside the vault (`source_indexes/service.py`, `ServedSources`): their
+    # indexes, opened on first search, and their start-up scan; None: not started (tests
+    # building a state).
     sources: Any = None
 
 

@@ -22,7 +22,7 @@ from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.retrieval.collections import UnknownCollectionError
 from vault_rag.settings import Settings, load_settings
-from vault_rag.sources.service import ServedSources
+from vault_rag.source_indexes.service import ServedSources
 
 
 class Mode(StrEnum):

@@ -26,8 +26,8 @@ from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.local_search import search_in_process
 from vault_rag.search_client import SearchArgs, search_running_server
 from vault_rag.settings import Settings, config_file_path, load_settings
-from vault_rag.sources.collections import index_sources
-from vault_rag.sources.specs import SourceError
+from vault_rag.source_indexes.collections import index_sources
+from vault_rag.source_indexes.specs import SourceError
 
 
 def _open(
@@ -110,7 +110,7 @@ def index(
 
 
 def index_every_source(settings: Settings, provider: EmbeddingProvider, *, rebuild: bool) -> bool:
-    """The sources beside the vault (`sources/collections.py`), each reported; False when one
+    """The sources beside the vault (`source_indexes/collections.py`), each reported; False when one
     could not be indexed (the others were)."""
     try:
         runs = index_sources(settings, provider, rebuild=rebuild, run=run_with_progress)

@@ -20,8 +20,8 @@ from vault_rag.pipeline import chunk_vault_note
 from vault_rag.settings import Settings, load_settings
 from vault_rag.vault.embeds import resolve_note
 from vault_rag.vault.links import NoteIndex
+from vault_rag.vault.listing import iter_note_paths
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
-from vault_rag.vault.reader import iter_note_paths
 from vault_rag.vault.types import ResolvedNote, VaultWarning
 
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 from vault_rag.chunking.chunker import ChunkOptions
 from vault_rag.chunking.types import Chunk
-from vault_rag.index.dense_snapshot import refresh_snapshot
 from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
 from vault_rag.index.note_file import read_note_file
+from vault_rag.index.snapshot_build import refresh_snapshot
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.pipeline import chunk_options as default_chunk_options

@@ -21,7 +21,7 @@ from vault_rag.index.stores.factory import (
     StoreInfo,
     embedded_chroma,
 )
-from vault_rag.index.vector_store import VectorStore
+from vault_rag.index.stores.protocol import VectorStore
 from vault_rag.private_files import private_dir
 
 MANIFEST_FILE = "manifest.sqlite3"

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
-from vault_rag.index.dense_snapshot import refresh_snapshot
 from vault_rag.index.indexer import Indexer, Progress
 from vault_rag.index.manifest import Manifest
+from vault_rag.index.snapshot_build import refresh_snapshot
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.listing import VaultListing
 

@@ -23,9 +23,9 @@ from vault_rag.index.stores.factory import open_vector_store
 from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
 from vault_rag.pipeline import chunk_options
 from vault_rag.settings import DEFAULT_IGNORES, Settings, SourceSpec
+from vault_rag.source_indexes.specs import VAULT, SourceError, all_specs, check_specs, path_rules
 from vault_rag.sources.code.kind import CodeKind
 from vault_rag.sources.registry import SourceRegistry, markdown_only, source_registry
-from vault_rag.sources.specs import VAULT, SourceError, all_specs, check_specs, path_rules
 
 SOURCES_DIR = "sources"
 log = logging.getLogger(__name__)
