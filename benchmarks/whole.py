@@ -434,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     targets: list[Target] = []
     if not args.no_sample:
-        from vault_rag.sample import sample_vault_path
+        from vault_rag.serving.sample import sample_vault_path
 
         targets.append(Target("sample", sample_vault_path(), "local"))
     if args.model_notes:

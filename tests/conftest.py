@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_rag.sample import sample_vault_path
+from vault_rag.serving.sample import sample_vault_path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The real vaults live beside the repository (../shared/vaults); CI copies shared/ there too.

@@ -36,7 +36,7 @@ def indexed(tmp_path: Path, sample_vault: Path) -> tuple[Path, Path]:
 
 
 def open_search_only(vault: Path, data: Path) -> VaultIndex:
-    from vault_rag.context import open_index
+    from vault_rag.serving.context import open_index
     from vault_rag.settings import load_settings
 
     settings = load_settings(vault=vault, data_dir=data, embeddings="hash")

@@ -95,7 +95,7 @@ def test_same_paths_as_a_full_walk(vault: Path, ignores: tuple[str, ...]) -> Non
 
 
 def test_same_paths_on_the_sample_and_shared_vaults() -> None:
-    from vault_rag.sample import sample_vault_path
+    from vault_rag.serving.sample import sample_vault_path
 
     roots = [sample_vault_path()]
     shared = Path(__file__).resolve().parents[1].parent / "shared" / "vaults"

@@ -8,8 +8,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from vault_rag.chunking.pipeline import chunk_vault_note
 from vault_rag.cli import app
-from vault_rag.pipeline import chunk_vault_note
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.listing import iter_note_paths
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from vault_rag.chunking.pipeline import chunk_options, chunk_vault_note
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.pipeline import chunk_options, chunk_vault_note
 from vault_rag.settings import Settings
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.registry import source_registry

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from vault_rag.locations import (  # noqa: F401  (re-exported: the settings' own names)
+from vault_rag.storage.locations import (  # noqa: F401  (re-exported: the settings' own names)
     APP_NAME,
     SETTINGS_FILE_NAME,
     config_file_path,
@@ -82,7 +82,7 @@ class Settings(BaseSettings):
     ignore: list[str] = Field(default_factory=lambda: list(DEFAULT_IGNORES))
     # Excluded folders (private): vault-relative folders or note paths (literal but for `*`, the
     # one wildcard, which crosses folders) whose notes are never read, indexed or accepted from
-    # the plugin (`exclusions.py`). Applied together with the list the plugin pushes
+    # the plugin (`vault/exclusions.py`). Applied together with the list the plugin pushes
     # (`PUT /v1/settings/exclude`, kept in the data dir).
     exclude: list[str] = Field(default_factory=list)
     # Source kinds (sources/registry.py): which kinds of file are indexed besides Markdown

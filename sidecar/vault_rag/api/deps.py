@@ -12,7 +12,6 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from vault_rag.api.errors import ApiError
-from vault_rag.exclusions import Exclusions
 from vault_rag.graph.turns import ThreadTurns
 from vault_rag.index.sync import VaultSync
 from vault_rag.index.vault_index import VaultIndex
@@ -20,6 +19,7 @@ from vault_rag.index.writer import IndexWriter
 from vault_rag.services.errors import ServiceError
 from vault_rag.services.parts import served_path
 from vault_rag.settings import Settings
+from vault_rag.vault.exclusions import Exclusions
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
 from vault_rag.watch.changes import DiskSync
 from vault_rag.watch.watcher import VaultWatcher

@@ -13,10 +13,10 @@ from rich.table import Table
 from rich.text import Text
 
 from vault_rag.chunking.chunker import ChunkOptions, chunk_note
+from vault_rag.chunking.pipeline import chunk_vault_note
 from vault_rag.cli.app import JsonOption, VaultOption, app, fail, out, print_warnings
-from vault_rag.context import build_provider, chunk_options
 from vault_rag.embeddings.base import EmbeddingError
-from vault_rag.pipeline import chunk_vault_note
+from vault_rag.serving.context import build_provider, chunk_options
 from vault_rag.settings import Settings, load_settings
 from vault_rag.vault.embeds import resolve_note
 from vault_rag.vault.links import NoteIndex

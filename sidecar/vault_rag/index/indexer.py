@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.pipeline import chunk_options as default_chunk_options
+from vault_rag.chunking.pipeline import pipeline_signature
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
@@ -24,8 +26,6 @@ from vault_rag.index.note_file import read_note_file
 from vault_rag.index.snapshot_build import refresh_snapshot
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.pipeline import chunk_options as default_chunk_options
-from vault_rag.pipeline import pipeline_signature
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.registry import SourceRegistry, source_registry
 from vault_rag.vault.links import NoteIndex, parse_link

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vault_rag.exclusions import is_excluded
+from vault_rag.vault.exclusions import is_excluded
 from vault_rag.vault.reader import is_note_path
 
 

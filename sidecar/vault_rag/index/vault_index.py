@@ -22,7 +22,7 @@ from vault_rag.index.stores.factory import (
     embedded_chroma,
 )
 from vault_rag.index.stores.protocol import VectorStore
-from vault_rag.private_files import private_dir
+from vault_rag.storage.private_files import private_dir
 
 MANIFEST_FILE = "manifest.sqlite3"
 LEXICAL_DIR = "lexical"

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from vault_rag.private_files import FILE_MODE
+from vault_rag.storage.private_files import FILE_MODE
 from vault_rag.vault.reader import ROOTED, is_ignored
 
 if TYPE_CHECKING:
