@@ -54,7 +54,7 @@ def hashed_index(tmp_path_factory, sample_vault: Path):
     """The sample vault indexed with the hash stand-in embedder (real Chroma, BM25 and
     manifest, no model), one per test module."""
     from vault_rag.embeddings.hashing import HashProvider
-    from vault_rag.index.indexer import Indexer
+    from vault_rag.index.updates.indexer import Indexer
     from vault_rag.index.vault_index import VaultIndex
 
     index = VaultIndex(sample_vault, tmp_path_factory.mktemp("data"), HashProvider())

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from vault_rag.chunking.pipeline import chunk_options
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.retrieval.related import linked_notes

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
-from vault_rag.index.lexical import SNAPSHOT_DIR
+from vault_rag.index.bm25.lexical import SNAPSHOT_DIR
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import LEXICAL_DIR, VaultIndex
 
 

@@ -77,7 +77,7 @@ def test_every_real_vault_indexes_and_searches(name: str, tmp_path):
     pipeline surviving real notes, not about vector quality (test_search_quality covers that).
     """
     from vault_rag.embeddings.factory import make_provider
-    from vault_rag.index.indexer import Indexer
+    from vault_rag.index.updates.indexer import Indexer
     from vault_rag.index.vault_index import VaultIndex
     from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 

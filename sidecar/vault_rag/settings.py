@@ -106,7 +106,7 @@ class Settings(BaseSettings):
     top_k: int = 10
     per_note_cap: int = 2
     rrf_k: int = 10
-    # Weight of the note-centroid list in the fusion (0: off); index/note_vectors.py says why
+    # Weight of the note-centroid list in the fusion (0: off); index/dense/note_vectors.py says why
     note_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     # Share of the corpus mean taken off units and query before the dense cosine (0: off);
     # retrieval/dense.py says why
@@ -170,8 +170,9 @@ class Settings(BaseSettings):
     answers_folder: str = "Vault RAG Answers"  # vault folder promoted answers are written to
     # --- end of feedback settings --------------------------------------------------------------
 
-    # --- Server (`vault-rag serve`, api/, watch/, index/writer.py) -----------------------------
-    # The host is always 127.0.0.1: the sidecar is never reachable from another machine.
+    # --- Server (`vault-rag serve`, api/, watch/, index/updates/writer.py)
+    # ----------------------------- The host is always 127.0.0.1: the sidecar is never reachable
+    # from another machine.
     server_port: int = Field(default=8765, ge=0, le=65535)  # 0: a free port (serve --port 0)
     # Browser origins allowed to call the API (Obsidian desktop; mobile shells for later).
     server_cors_origins: list[str] = Field(

@@ -31,9 +31,9 @@ from vault_rag.api.routers import (
 from vault_rag.api.schemas import ErrorBody
 from vault_rag.feedback.prior import open_prior
 from vault_rag.index.stores.base import StoreUnavailableError
-from vault_rag.index.sync import VaultSync
+from vault_rag.index.updates.sync import VaultSync
+from vault_rag.index.updates.writer import IndexWriter
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.index.writer import IndexWriter
 from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.serving.server_token import load_or_create_token
 from vault_rag.settings import Settings

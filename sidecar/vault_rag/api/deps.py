@@ -13,9 +13,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from vault_rag.api.errors import ApiError
 from vault_rag.graph.turns import ThreadTurns
-from vault_rag.index.sync import VaultSync
+from vault_rag.index.updates.sync import VaultSync
+from vault_rag.index.updates.writer import IndexWriter
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.index.writer import IndexWriter
 from vault_rag.services.errors import ServiceError
 from vault_rag.services.parts import served_path
 from vault_rag.settings import Settings

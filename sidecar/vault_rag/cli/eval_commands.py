@@ -19,8 +19,8 @@ from vault_rag.evaluation.metrics import MEASURES
 from vault_rag.evaluation.qa import QAError, load_qa
 from vault_rag.evaluation.report import LABELS, to_markdown
 from vault_rag.evaluation.retrieval import SIDES, IndexSystem, System, evaluate, search_options
-from vault_rag.index.indexer import IndexSummary
 from vault_rag.index.lock import IndexLockedError
+from vault_rag.index.updates.indexer import IndexSummary
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings, load_settings

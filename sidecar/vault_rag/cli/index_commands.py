@@ -13,12 +13,12 @@ from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
 from vault_rag.embeddings.base import EmbeddingError, EmbeddingProvider
-from vault_rag.index.indexer import Indexer, IndexSummary
-from vault_rag.index.indexer import Progress as IndexProgress
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.status import index_status
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.stores.factory import store_info
+from vault_rag.index.updates.indexer import Indexer, IndexSummary
+from vault_rag.index.updates.indexer import Progress as IndexProgress
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.maintenance.doctor import DamagedDataError, diagnose
 from vault_rag.serving.context import make_indexer, open_index

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vault_rag.index.dense_snapshot import SNAPSHOT_FILE, DenseSnapshot, save_snapshot
-from vault_rag.index.note_vectors import NoteVectors
+from vault_rag.index.dense.note_vectors import NoteVectors
+from vault_rag.index.dense.snapshot import SNAPSHOT_FILE, DenseSnapshot, save_snapshot
 from vault_rag.index.vault_index import VaultIndex
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from vault_rag.chunking.types import HIERARCHY_SEPARATOR, Chunk
-from vault_rag.index.tokenize import tokenize
+from vault_rag.index.bm25.tokenize import tokenize
 
 if TYPE_CHECKING:
     from vault_rag.index.vault_index import VaultIndex

@@ -4,10 +4,10 @@ Dense similarity (Chroma) and BM25 (CJK-aware) each rank candidates; reciprocal 
 combines the ranks, which needs no calibration between the two score scales (the bundled
 model's cosine scores are compressed into a narrow band). Chunks that are not embedded yet
 still compete through BM25, so a vault is searchable while its first index fills. A third,
-note-level list (each note's centroid, `index/note_vectors.py`) adds a weighted RRF term to the
-candidates of the notes closest to the question, and the best candidates lend part of their
-score to the notes they link to (`link_signal.py`); both re-order, never add. The dense list
-itself is compared with the corpus mean partly taken off (`dense.py`: hub passages demoted).
+note-level list (each note's centroid, `index/dense/note_vectors.py`) adds a weighted RRF term to
+the candidates of the notes closest to the question, and the best candidates lend part of their
+score to the notes they link to (`link_signal.py`); both re-order, never add. The dense list itself
+is compared with the corpus mean partly taken off (`dense.py`: hub passages demoted).
 
 An optional feedback prior (`SearchOptions.prior`) then re-orders the fused candidates: each
 score is multiplied by a factor in [1 − b, 1 + b] (b = `prior_weight`). It never adds a
@@ -65,7 +65,7 @@ class SearchOptions:
     prior: PriorFn | None = None  # feedback prior (None: off; see the module doc)
     # b: the prior scales a fused score by a factor in [1-b, 1+b]
     prior_weight: float = default("feedback_max_boost")
-    # w: a candidate whose note ranks r-th by centroid (index/note_vectors.py) gains
+    # w: a candidate whose note ranks r-th by centroid (index/dense/note_vectors.py) gains
     # w / (rrf_k + r); it re-orders candidates, never adds one. 0 turns it off.
     note_weight: float = default("note_weight")
     # c: dense search compares unit and query with c × the corpus mean taken off both

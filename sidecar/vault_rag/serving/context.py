@@ -7,9 +7,9 @@ import logging
 from vault_rag.chunking.pipeline import chunk_options
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.embeddings.factory import make_provider
-from vault_rag.index.indexer import Indexer
 from vault_rag.index.snapshot_build import SnapshotSearchStore
 from vault_rag.index.stores.factory import open_vector_store
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.maintenance import doctor
 from vault_rag.settings import Settings
@@ -53,7 +53,7 @@ def open_index(
 
     `search_only` (`vault-rag search` in its own process): while the dense snapshot is
     current, embedded Chroma's searches come from it and the store is never opened
-    (`index/dense_snapshot.py`). Such a command only reads: damage raises `DamagedDataError`
+    (`index/dense/snapshot.py`). Such a command only reads: damage raises `DamagedDataError`
     and nothing is moved.
 
     A full disk, a read-only mount or an I/O error raises `DataDirUnavailableError`

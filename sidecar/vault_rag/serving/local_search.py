@@ -1,7 +1,7 @@
 """`vault-rag search` in its own process, when no sidecar answers (`serving/search_client.py`).
 
 It imports only what one search needs: settings, the index (with the dense snapshot, no
-chromadb while it is current: `index/dense_snapshot.py`), hybrid search and the feedback prior.
+chromadb while it is current: `index/dense/snapshot.py`), hybrid search and the feedback prior.
 Not the Typer CLI with its other commands and their stages (~0.4 s of imports), so the
 `vault-rag` entry point (`entry.py`) calls it directly; the Typer command calls it too, for
 `--in-process` and anything the entry point leaves to Typer's parsing.

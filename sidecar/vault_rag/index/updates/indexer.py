@@ -355,7 +355,7 @@ class Indexer:
         priority: int = 0,
     ) -> None:
         """Store one resolved note's chunks: read from disk here, or posted by the plugin
-        (`index/sync.py`, already resolved with Obsidian's metadata)."""
+        (`index/updates/sync.py`, already resolved with Obsidian's metadata)."""
         deps, warnings = note_dependencies(note, note_index)
         self.index.lexical.upsert(_lexical_items(chunks))
         gone = self.index.manifest.replace_note(record, chunks, deps, warnings, priority)

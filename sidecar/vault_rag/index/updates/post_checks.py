@@ -1,5 +1,5 @@
 """What a `PUT /v1/notes` batch holds, and whether it may be indexed at all (see
-`index/sync.py`): checked for the whole batch before anything of it is stored, so a refused
+`index/updates/sync.py`): checked for the whole batch before anything of it is stored, so a refused
 batch leaves the index as it was."""
 
 from __future__ import annotations
