@@ -335,6 +335,7 @@ def test_incremental_scores_equal_a_fresh_fastbm25_bit_for_bit(
     """Random upserts, replacements and deletes, searched after each step (so the postings are
     caught up, compacted and folded many times): every score equals FastBM25's over the
     current documents, as the same float — retrieval is unchanged by the engine swap."""
+    from vault_rag.index.bm25 import postings
 
     monkeypatch.setattr(postings, "DELTA_MIN", 40)  # fold and compact often
     rng = random.Random(seed)
