@@ -1,7 +1,8 @@
 """A code file → units: one per function, method, class or struct (`symbols.py`), the lines
 outside them as windows, and the whole file as windows when no grammar reads it or it does
 not parse. A unit's heading path is `file > class > method`, its `anchor` the symbol
-(`AMyActor::BeginPlay`), its lines the real ones (`path:line-line` citations).
+(`AMyActor::BeginPlay`), its lines the real ones (`path:line-line` citations). The halves of a
+C/C++ `.h`/`.cpp` pair know each other (`pairs.py`).
 
 Guarded before any parsing, each a warning (shown by `vault-rag status`) and no units: a file
 over `max_code_kb` (`too_large`), NUL bytes (`binary`), text that is neither UTF-8 nor marked
@@ -20,6 +21,7 @@ from vault_rag.pipeline import NoteChunks
 from vault_rag.settings import Settings
 from vault_rag.sources.base import make_unit
 from vault_rag.sources.code.languages import CODE_SUFFIXES, UNREAL_LINE, parser_for, spec_for
+from vault_rag.sources.code.pairs import link_pair
 from vault_rag.sources.code.symbols import Symbol, parse_symbols
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.paths import resolve_inside
@@ -56,7 +58,10 @@ class CodeKind:
             note.warnings.append(VaultWarning(problem[0], problem[1], rel))
             return NoteChunks(note=note)
         note.text = text
-        return NoteChunks(note=note, chunks=code_units(rel, text, options))
+        units, partner = link_pair(vault_root, rel, code_units(rel, text, options), self._read)
+        if partner:  # editing either half of a .h/.cpp pair re-reads the other
+            note.dependencies = [partner]
+        return NoteChunks(note=note, chunks=units)
 
     def _read(self, path: Path) -> tuple[str, tuple[str, str] | None]:
         try:

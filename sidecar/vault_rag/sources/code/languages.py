@@ -202,11 +202,15 @@ def parser_for(spec: LanguageSpec) -> Any | None:
 # `class MYGAME_API AMyActor : public AActor` would read as a class named `MYGAME_API`. They
 # are blanked with spaces of the same length before parsing (byte offsets and lines stay), and
 # kept in the units' text, where `UFUNCTION(BlueprintCallable)` is worth finding.
+# Also blanked: `DECLARE_*(…);` delegate/log/stat macros at file level (a `Type*, Name` argument
+# list is no C++ either) and the inlining and deprecation words in front of a function.
 _UNREAL_MACRO = re.compile(
     rb"\b(?:UCLASS|USTRUCT|UENUM|UINTERFACE|UFUNCTION|UPROPERTY|UDELEGATE|UMETA|UPARAM"
-    rb"|GENERATED_BODY|GENERATED_UCLASS_BODY|GENERATED_USTRUCT_BODY|GENERATED_IINTERFACE_BODY)"
-    rb"\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+    rb"|GENERATED_BODY|GENERATED_UCLASS_BODY|GENERATED_USTRUCT_BODY|GENERATED_IINTERFACE_BODY"
+    rb"|UE_DEPRECATED|DECLARE_[A-Za-z0-9_]+)"
+    rb"\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:[ \t]*;)?"
     rb"|\b[A-Z][A-Z0-9_]*_API\b"
+    rb"|\b(?:FORCEINLINE|FORCENOINLINE|FORCEINLINE_DEBUGGABLE|UE_NODISCARD)\b"
 )
 UNREAL_LINE = re.compile(r"^\s*U(?:CLASS|STRUCT|ENUM|INTERFACE|FUNCTION|PROPERTY|DELEGATE)\s*\(")
 

@@ -76,6 +76,57 @@ def parse_symbols(parser: Any, spec: LanguageSpec, source: bytes, lines: list[st
     return ParsedFile(found, _count_errors(tree.root_node))
 
 
+def declarations(
+    parser: Any, spec: LanguageSpec, source: bytes, lines: list[str]
+) -> dict[tuple[str, ...], tuple[int, int]]:
+    """C/C++: the functions declared without a body (`void Tick(float);` in a class, a free
+    prototype), by name path (`AMyActor`, `Tick`) → their lines, widened over the doc comment
+    and Unreal macros above (the header half of a `.h`/`.cpp` pair, `pairs.py`)."""
+    tree = parser.parse(blank_macros(source))
+    found: dict[tuple[str, ...], tuple[int, int]] = {}
+    _declared(tree.root_node, spec, (), found, lines)
+    return found
+
+
+def _declared(
+    node: Any,
+    spec: LanguageSpec,
+    parents: tuple[str, ...],
+    found: dict[tuple[str, ...], tuple[int, int]],
+    lines: list[str],
+) -> None:
+    for child in node.named_children:
+        target = child
+        if child.type == "template_declaration":
+            target = child.named_children[-1] if child.named_children else child
+        kind = target.type
+        if kind in ("field_declaration", "declaration"):
+            name = _declared_name(target)
+            if name:
+                start = _widen(child.start_point[0], spec, lines) + 1
+                found.setdefault((*parents, *name), (start, child.end_point[0] + 1))
+        elif kind in ("class_specifier", "struct_specifier") and _body(target) is not None:
+            _declared(_body(target), spec, (*parents, *_name_path(target)), found, lines)
+        elif kind in spec.containers:
+            inside = _body(target) or target
+            _declared(inside, spec, (*parents, _container_name(target)), found, lines)
+        elif kind in _TRANSPARENT:
+            _declared(child, spec, parents, found, lines)
+
+
+def _declared_name(node: Any) -> tuple[str, ...]:
+    """The name of the function a declaration declares (through `*`/`&` declarators), or ()."""
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None:
+        return ()
+    name = declarator.child_by_field_name("declarator")
+    if name is None or name.type not in _NAME_TYPES:
+        return ()
+    return tuple(part.strip() for part in _text(name).split("::") if part.strip())
+
+
 def _walk(
     node: Any,
     spec: LanguageSpec,
