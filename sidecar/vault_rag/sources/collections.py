@@ -44,16 +44,43 @@ def kinds_for(spec: SourceSpec, settings: Settings) -> SourceRegistry:
 
 
 def open_source(
-    settings: Settings, spec: SourceSpec, root: Path, provider: EmbeddingProvider
+    settings: Settings,
+    spec: SourceSpec,
+    root: Path,
+    provider: EmbeddingProvider,
+    *,
+    recover: bool = True,
 ) -> VaultIndex:
-    """The source's index (damaged files set aside first, as for the vault's)."""
+    """The source's index (damaged files set aside first, as for the vault's, unless
+    `recover` is off: `vault-rag doctor` looks before it repairs)."""
     data_dir = source_data_dir(settings.resolved_data_dir(), spec.name)
-    for action in doctor.recover(data_dir):
+    for action in doctor.recover(data_dir) if recover else []:
         log.warning("source %s: %s", spec.name, action)
     store, info = open_vector_store(settings, root, data_dir, provider.model_id)
     index = VaultIndex(root, data_dir, provider, store=store, store_info=info)
     index.manifest.set_meta("source_root", str(root))  # (removing it finds its collection)
     return index
+
+
+def indexed_sources(settings: Settings) -> list[tuple[SourceSpec, Path, Path]]:
+    """(spec, its data dir, its root) of each declared source that has an index (`doctor`
+    and `migrate` cover them). The root is the one it was indexed from (the store's collection
+    is named from it), else the declared path."""
+    from vault_rag.index.manifest import Manifest
+
+    data_dir = settings.resolved_data_dir()
+    found = []
+    for spec in all_specs(settings, data_dir):
+        folder = source_data_dir(data_dir, spec.name)
+        if not (folder / MANIFEST_FILE).is_file():
+            continue
+        manifest = Manifest(folder / MANIFEST_FILE)
+        try:
+            recorded = manifest.get_meta("source_root")
+        finally:
+            manifest.close()
+        found.append((spec, folder, Path(recorded) if recorded else spec.path.expanduser()))
+    return found
 
 
 def make_source_indexer(settings: Settings, spec: SourceSpec, index: VaultIndex) -> Indexer:
