@@ -121,19 +121,32 @@ def index_sources(
         if isinstance(root, SourceError):
             runs.append(SourceRun(spec.name, error=str(root)))
             continue
-        index = open_source(settings, spec, root, provider)
-        try:
-            indexer = make_source_indexer(settings, spec, index)
-            if rebuild:
-                with indexer.lock:
-                    index.clear()
-            summary = run(indexer) if run is not None else indexer.run()
-            runs.append(SourceRun(spec.name, summary=summary))
-        except Exception as exc:  # one source's failure must not stop the others
-            runs.append(SourceRun(spec.name, error=f"source {spec.name!r}: {exc}"))
-        finally:
-            index.close()
+        runs.append(index_source(settings, spec, root, provider, rebuild=rebuild, run=run))
     return runs
+
+
+def index_source(
+    settings: Settings,
+    spec: SourceSpec,
+    root: Path,
+    provider: EmbeddingProvider,
+    *,
+    rebuild: bool = False,
+    run: Callable[[Indexer], IndexSummary] | None = None,
+) -> SourceRun:
+    """Index one checked source (`index_sources`, and the server's watcher of the source)."""
+    index = open_source(settings, spec, root, provider)
+    try:
+        indexer = make_source_indexer(settings, spec, index)
+        if rebuild:
+            with indexer.lock:
+                index.clear()
+        summary = run(indexer) if run is not None else indexer.run()
+        return SourceRun(spec.name, summary=summary)
+    except Exception as exc:  # one source's failure must not stop the others
+        return SourceRun(spec.name, error=f"source {spec.name!r}: {exc}")
+    finally:
+        index.close()
 
 
 def open_searched(
