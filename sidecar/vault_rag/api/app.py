@@ -189,6 +189,8 @@ def _open_state(
         if settings.server_watch if watch is None else watch:
             state.watcher = _start_watcher(settings, index, sync, exclusions.ignores())
         state.sources = ServedSources(settings, index)
+        if settings.server_watch if watch is None else watch:
+            state.sources.watch()  # before the scan: a change meanwhile is not missed
         if reconcile:
             sync.reconcile()  # after the watcher starts: nothing changing meanwhile is missed
             state.sources.start_scan()  # on its own thread: a big code tree holds up nothing

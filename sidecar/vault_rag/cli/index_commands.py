@@ -25,9 +25,9 @@ from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.serving.local_search import search_in_process
 from vault_rag.serving.search_client import SearchArgs, search_running_server
 from vault_rag.settings import Settings, config_file_path, load_settings
-from vault_rag.source_indexes.collections import index_sources
-from vault_rag.source_indexes.specs import SourceError
-from vault_rag.vault.exclusions import ExcludeError
+from vault_rag.sources.collections import index_sources
+from vault_rag.sources.specs import SourceError
+from vault_rag.sources.status import sources_status
 
 
 def _open(
@@ -218,6 +218,9 @@ def status(
                 f"the settings select {wanted.describe()}; run `vault-rag migrate --to "
                 f"{wanted.kind} --vault {vault}` (or `vault-rag index --rebuild`)"
             )
+    sources = sources_status(settings)
+    if sources:  # each source beside the vault, its own index (no source: output unchanged)
+        info["sources"] = sources
     if as_json:
         sys.stdout.write(json.dumps(info, ensure_ascii=False, indent=2) + "\n")
         return
@@ -225,10 +228,12 @@ def status(
     table.add_column("measure")
     table.add_column("value")
     for key, value in info.items():
-        if key in ("warnings", "note_state"):
+        if key in ("warnings", "note_state", "sources", "ignored_files"):
             continue
         table.add_row(key, str(value))
     out.print(table)
+    for name, source in sources.items():
+        print_source_status(name, source)
     for w in info.get("warnings", [])[:50]:
         out.print(
             "[yellow]warning[/] "
@@ -238,6 +243,21 @@ def status(
         )
     if info.get("note_state"):
         out.print(info["note_state"])
+
+
+def print_source_status(name: str, source: dict) -> None:
+    if source.get("problem"):
+        out.print(f"[red]source {escape(name)}:[/] {escape(source['problem'])}")
+    held = (
+        f"{source.get('notes', 0)} files, {source.get('chunks', 0)} units "
+        f"({source.get('pending', 0)} pending), {source.get('warnings_count', 0)} warnings, "
+        f"{source.get('ignored', 0)} left out by its rules"
+    )
+    out.print(f"source {name} ({source.get('kind')}, {source.get('path')}): {held}", markup=False)
+    for w in source.get("warnings", [])[:20]:
+        out.print("  [yellow]warning[/] " + escape(f"{w['code']} {w['note']}: {w['message']}"))
+    for skipped in source.get("ignored_files", [])[:20]:
+        out.print(f"  [dim]left out[/] {escape(skipped['path'])}: {escape(skipped['why'])}")
 
 
 @app.command("config-path")

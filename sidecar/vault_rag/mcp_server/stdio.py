@@ -45,6 +45,9 @@ class LocalVault:
     exclusions: Any
     prior: Any
     resources: Any = None  # graph.config.Resources, built for the first ask
+    # The sources beside the vault (`sources/service.ServedSources`): searched from what their
+    # indexes hold (this process indexes nothing: `vault-rag index` or the sidecar does).
+    sources: Any = None
 
     @classmethod
     def open(cls, settings: Settings) -> LocalVault:
@@ -60,9 +63,13 @@ class LocalVault:
         except BaseException:
             index.close()
             raise
-        return cls(settings, index, exclusions, prior)
+        from vault_rag.sources.service import ServedSources
+
+        return cls(settings, index, exclusions, prior, sources=ServedSources(settings, index))
 
     def close(self) -> None:
+        if self.sources is not None:
+            self.sources.close()
         if self.prior is not None:
             self.prior.close()
         self.index.close()
@@ -130,6 +137,7 @@ class StdioBackend:
                 vault.resources = Resources.from_settings(
                     self.settings, index=vault.index, prior=vault.prior
                 )
+                vault.resources.sources = vault.sources
             return vault.resources
 
     def _lost(self, exc: BaseException) -> None:

@@ -44,16 +44,43 @@ def kinds_for(spec: SourceSpec, settings: Settings) -> SourceRegistry:
 
 
 def open_source(
-    settings: Settings, spec: SourceSpec, root: Path, provider: EmbeddingProvider
+    settings: Settings,
+    spec: SourceSpec,
+    root: Path,
+    provider: EmbeddingProvider,
+    *,
+    recover: bool = True,
 ) -> VaultIndex:
-    """The source's index (damaged files set aside first, as for the vault's)."""
+    """The source's index (damaged files set aside first, as for the vault's, unless
+    `recover` is off: `vault-rag doctor` looks before it repairs)."""
     data_dir = source_data_dir(settings.resolved_data_dir(), spec.name)
-    for action in doctor.recover(data_dir):
+    for action in doctor.recover(data_dir) if recover else []:
         log.warning("source %s: %s", spec.name, action)
     store, info = open_vector_store(settings, root, data_dir, provider.model_id)
     index = VaultIndex(root, data_dir, provider, store=store, store_info=info)
     index.manifest.set_meta("source_root", str(root))  # (removing it finds its collection)
     return index
+
+
+def indexed_sources(settings: Settings) -> list[tuple[SourceSpec, Path, Path]]:
+    """(spec, its data dir, its root) of each declared source that has an index (`doctor`
+    and `migrate` cover them). The root is the one it was indexed from (the store's collection
+    is named from it), else the declared path."""
+    from vault_rag.index.manifest import Manifest
+
+    data_dir = settings.resolved_data_dir()
+    found = []
+    for spec in all_specs(settings, data_dir):
+        folder = source_data_dir(data_dir, spec.name)
+        if not (folder / MANIFEST_FILE).is_file():
+            continue
+        manifest = Manifest(folder / MANIFEST_FILE)
+        try:
+            recorded = manifest.get_meta("source_root")
+        finally:
+            manifest.close()
+        found.append((spec, folder, Path(recorded) if recorded else spec.path.expanduser()))
+    return found
 
 
 def make_source_indexer(settings: Settings, spec: SourceSpec, index: VaultIndex) -> Indexer:
@@ -94,19 +121,32 @@ def index_sources(
         if isinstance(root, SourceError):
             runs.append(SourceRun(spec.name, error=str(root)))
             continue
-        index = open_source(settings, spec, root, provider)
-        try:
-            indexer = make_source_indexer(settings, spec, index)
-            if rebuild:
-                with indexer.lock:
-                    index.clear()
-            summary = run(indexer) if run is not None else indexer.run()
-            runs.append(SourceRun(spec.name, summary=summary))
-        except Exception as exc:  # one source's failure must not stop the others
-            runs.append(SourceRun(spec.name, error=f"source {spec.name!r}: {exc}"))
-        finally:
-            index.close()
+        runs.append(index_source(settings, spec, root, provider, rebuild=rebuild, run=run))
     return runs
+
+
+def index_source(
+    settings: Settings,
+    spec: SourceSpec,
+    root: Path,
+    provider: EmbeddingProvider,
+    *,
+    rebuild: bool = False,
+    run: Callable[[Indexer], IndexSummary] | None = None,
+) -> SourceRun:
+    """Index one checked source (`index_sources`, and the server's watcher of the source)."""
+    index = open_source(settings, spec, root, provider)
+    try:
+        indexer = make_source_indexer(settings, spec, index)
+        if rebuild:
+            with indexer.lock:
+                index.clear()
+        summary = run(indexer) if run is not None else indexer.run()
+        return SourceRun(spec.name, summary=summary)
+    except Exception as exc:  # one source's failure must not stop the others
+        return SourceRun(spec.name, error=f"source {spec.name!r}: {exc}")
+    finally:
+        index.close()
 
 
 def open_searched(

@@ -1,23 +1,29 @@
 """The sources of one running server: their indexes opened once (on first search), indexed by
 a start-up scan on a thread of their own (so the vault's start is never held up by a big code
-tree), and closed with the server. A source's index is searched while it is being indexed, as
-the vault's is while its writer runs."""
+tree), followed by a watcher each (`watch`: a change under a source's folder, or to one of its
+`.gitignore` files, re-indexes that source once the folder has been quiet for
+`watch_debounce`; the listing's per-folder cache keeps such a run cheap), and closed with the
+server. A source's index is searched while it is being indexed, as the vault's is while its
+writer runs."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from pathlib import Path
+from typing import Any
 
 from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
 from vault_rag.settings import Settings
 from vault_rag.source_indexes.collections import (
     SourceRun,
+    index_source,
     index_sources,
+    kinds_for,
     open_source,
     source_data_dir,
 )
-from vault_rag.source_indexes.specs import VAULT, all_specs
+from vault_rag.sources.specs import VAULT, SourceError, all_specs, check_specs, path_rules
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +36,9 @@ class ServedSources:
         self.runs: list[SourceRun] = []  # the start-up scan's outcome, per source
         self.scanning = False
         self._thread: threading.Thread | None = None
+        self._indexing = threading.Lock()  # one index run at a time: the scan or a watcher's
+        self.watchers: dict[str, Any] = {}  # source name → its `watch.VaultWatcher`
+        self.reindexed: dict[str, int] = {}  # source name → runs its watcher started (status)
 
     def names(self) -> list[str]:
         return [VAULT, *(s.name for s in all_specs(self.settings, self.vault_index.data_dir))]
@@ -65,9 +74,55 @@ class ServedSources:
         self._thread = threading.Thread(target=self._scan, name="sources-scan", daemon=True)
         self._thread.start()
 
+    def watch(self) -> None:
+        """Follow each source's folder (those that can be read; none declared: nothing)."""
+        from vault_rag.watch.watcher import VaultWatcher
+
+        specs = all_specs(self.settings, self.vault_index.data_dir)
+        checked = check_specs(self.settings.vault or self.vault_index.vault_root, specs)
+        for spec in specs:
+            root = checked[spec.name]
+            if isinstance(root, SourceError):
+                continue  # reported by the scan and `vault-rag status`
+            suffixes = (*kinds_for(spec, self.settings).suffixes, ".gitignore")
+            rules = path_rules(spec, root)
+
+            def changed(paths: set[str], dirs: set[str], spec=spec, root=root, rules=rules) -> None:
+                # a build writing into Binaries/ or an ignored folder starts no index run
+                if any(p.endswith(".gitignore") or not rules(p, False) for p in paths) or any(
+                    not rules(d, True) for d in dirs
+                ):
+                    self._reindex(spec, root)
+
+            watcher = VaultWatcher(
+                root,
+                changed,
+                suffixes=suffixes,
+                debounce=self.settings.watch_debounce,
+                max_delay=self.settings.watch_max_delay,
+            )
+            try:
+                watcher.start()
+            except OSError as exc:  # e.g. the inotify limit: indexed at the next start instead
+                log.warning("cannot watch source %s (%s)", spec.name, exc)
+                continue
+            self.watchers[spec.name] = watcher
+
+    def _reindex(self, spec: Any, root: Path) -> None:
+        with self._indexing:
+            run = index_source(self.settings, spec, root, self.vault_index.provider)
+        self.reindexed[spec.name] = self.reindexed.get(spec.name, 0) + 1
+        if run.error:
+            log.warning("%s", run.error)
+        with self._lock:  # opened afresh on next search: it sees the new state
+            index = self._open.pop(spec.name, None)
+            if index is not None:
+                index.close()
+
     def _scan(self) -> None:
         try:
-            self.runs = index_sources(self.settings, self.vault_index.provider)
+            with self._indexing:
+                self.runs = index_sources(self.settings, self.vault_index.provider)
             for run in self.runs:
                 if run.error:
                     log.warning("%s", run.error)
@@ -81,6 +136,9 @@ class ServedSources:
             self.scanning = False
 
     def close(self) -> None:
+        for watcher in self.watchers.values():
+            watcher.stop()
+        self.watchers.clear()
         if self._thread is not None:
             self._thread.join(timeout=30)
         with self._lock:

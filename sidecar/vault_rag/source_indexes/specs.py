@@ -7,8 +7,9 @@ or unreadable; a path inside the vault or holding it; a path overlapping another
 symlink loop at the root. A bad source is reported and skipped: the others and the vault are
 indexed, and its data is kept until it is removed.
 
-What a source's walk leaves out (`path_rules`): the root `.gitignore`, the source's own
-`exclude` (gitignore-style) and, when `include` is given, every file it does not match; for
+What a source's walk leaves out (`path_rules`): what its `.gitignore` files say (the root's and
+every nested one, as git reads them), the source's own `exclude` (gitignore-style) and, when
+`include` is given, every file it does not match; for
 `code`, build output, vendored and generated folders (`CODE_SKIPS`: Unreal's `Binaries/`,
 `Intermediate/`, `DerivedDataCache/`, `Saved/`, …). Symlinked folders are never walked into
 (`vault/listing.py`), so a symlink loop inside a source ends no walk.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 import pathspec
@@ -150,20 +151,67 @@ def _refuse_overlap(name: str, root: Path, other: str, other_root: Path) -> None
         )
 
 
-def path_rules(spec: SourceSpec, root: Path) -> Callable[[str, bool], bool]:
+def path_rules(spec: SourceSpec, root: Path) -> SourceRules:
     """skip(path, is_folder) for the source's walk (see the module doc)."""
-    lines: list[str] = list(CODE_SKIPS) if spec.kind == "code" else []
-    gitignore = root / ".gitignore"
-    if gitignore.is_file():
+    return SourceRules(spec, root)
+
+
+class SourceRules:
+    """What a source's walk leaves out. Called as skip(path, is_folder): None keeps the entry,
+    else a sentence saying why it is left out (the listing reports it: `vault-rag status`).
+
+    Every `.gitignore` from the root down to the entry's folder applies, as git reads them: a
+    deeper file's patterns are relative to its folder and win over the ones above (a `!`
+    pattern there brings a file back). Each is read when first needed and again when its mtime
+    changes. A folder left out is never walked into, so nothing under it is looked at."""
+
+    def __init__(self, spec: SourceSpec, root: Path) -> None:
+        self.root = root
+        self.builtin = pathspec.GitIgnoreSpec.from_lines(
+            list(CODE_SKIPS) if spec.kind == "code" else []
+        )
+        self.excluded = pathspec.GitIgnoreSpec.from_lines(spec.exclude)
+        self.included = pathspec.GitIgnoreSpec.from_lines(spec.include) if spec.include else None
+        # folder ("" = root) → (the .gitignore's mtime_ns, its patterns); None: there is none
+        self._ignores: dict[str, tuple[int, pathspec.GitIgnoreSpec] | None] = {}
+
+    def __call__(self, path: str, is_folder: bool) -> str | None:
+        name = path + "/" if is_folder else path
+        if self.builtin.match_file(name):
+            return "a build, vendored or generated folder or file, never indexed in code sources"
+        ignored: str | None = None
+        folders = path.split("/")[:-1]
+        for depth in range(len(folders) + 1):
+            folder = "/".join(folders[:depth])
+            rules = self._gitignore(folder)
+            if rules is None:
+                continue
+            below = name[len(folder) + 1 :] if folder else name
+            verdict = rules.check_file(below).include
+            if verdict is not None:  # the deepest file that has a say decides
+                where = f"{folder}/.gitignore" if folder else ".gitignore"
+                ignored = f"ignored by {where}" if verdict else None
+        if ignored:
+            return ignored
+        if self.excluded.match_file(name):
+            return "matches the source's `exclude` patterns"
+        if not is_folder and self.included is not None and not self.included.match_file(path):
+            return "matches none of the source's `include` patterns"
+        return None
+
+    def _gitignore(self, folder: str) -> pathspec.GitIgnoreSpec | None:
+        file = self.root / folder / ".gitignore" if folder else self.root / ".gitignore"
+        try:
+            mtime = file.stat().st_mtime_ns
+        except OSError:
+            self._ignores[folder] = None
+            return None
+        cached = self._ignores.get(folder)
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+        lines: list[str] = []
         with contextlib.suppress(OSError):
-            lines += gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-    lines += spec.exclude
-    ignored = pathspec.GitIgnoreSpec.from_lines(lines)
-    included = pathspec.GitIgnoreSpec.from_lines(spec.include) if spec.include else None
-
-    def skip(path: str, is_folder: bool) -> bool:
-        if ignored.match_file(path + "/" if is_folder else path):
-            return True
-        return not is_folder and included is not None and not included.match_file(path)
-
-    return skip
+            lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        rules = pathspec.GitIgnoreSpec.from_lines(lines)
+        self._ignores[folder] = (mtime, rules)
+        return rules

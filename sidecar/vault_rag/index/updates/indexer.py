@@ -129,7 +129,7 @@ class Indexer:
         chunk_options: ChunkOptions | None = None,
         batch_size: int = 32,
         sources: SourceRegistry | None = None,
-        skip_path: Callable[[str, bool], bool] | None = None,
+        skip_path: Callable[[str, bool], str | None] | None = None,
     ) -> None:
         self.index = index
         self.skip_path = skip_path  # a source's own rules (`VaultListing.skip`)
