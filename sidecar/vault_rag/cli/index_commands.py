@@ -25,9 +25,10 @@ from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.serving.local_search import search_in_process
 from vault_rag.serving.search_client import SearchArgs, search_running_server
 from vault_rag.settings import Settings, config_file_path, load_settings
-from vault_rag.sources.collections import index_sources
-from vault_rag.sources.specs import SourceError
-from vault_rag.sources.status import sources_status
+from vault_rag.source_indexes.collections import index_sources
+from vault_rag.source_indexes.specs import SourceError
+from vault_rag.source_indexes.status import sources_status
+from vault_rag.vault.exclusions import ExcludeError
 
 
 def _open(

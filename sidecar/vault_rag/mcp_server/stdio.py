@@ -63,7 +63,7 @@ class LocalVault:
         except BaseException:
             index.close()
             raise
-        from vault_rag.sources.service import ServedSources
+        from vault_rag.source_indexes.service import ServedSources
 
         return cls(settings, index, exclusions, prior, sources=ServedSources(settings, index))
 

@@ -23,7 +23,7 @@ from vault_rag.source_indexes.collections import (
     open_source,
     source_data_dir,
 )
-from vault_rag.sources.specs import VAULT, SourceError, all_specs, check_specs, path_rules
+from vault_rag.source_indexes.specs import VAULT, SourceError, all_specs, check_specs, path_rules
 
 log = logging.getLogger(__name__)
 

@@ -82,7 +82,7 @@ class VaultListing:
     ) -> None:
         self.root = root.resolve()
         self.ignores = tuple(ignores)
-        # A source's own rules (`sources/specs.py`: .gitignore files, include/exclude globs):
+        # A source's own rules (`source_indexes/specs.py`: .gitignore files, include/exclude globs):
         # skip(path, is_folder) → why the file is left out, or the folder unwalked (an
         # `ignored` entry of `skipped`); None keeps it.
         self.skip = skip
