@@ -7,6 +7,8 @@
 import { type App, requireApiVersion } from "obsidian";
 
 export const SIDECAR_COMMAND_KEY = "vault-rag-sidecar-command";
+/** The vault-rag program's path (`sidecarProgram`), kept per device like the command. */
+export const SIDECAR_PROGRAM_KEY = "vault-rag-sidecar-program";
 
 export interface DeviceStore {
   /** True when the value is kept on this device (so `data.json` must not hold it). */
