@@ -245,6 +245,7 @@ describe("VaultRagPlugin", () => {
       answersFolder: "Answers",
       startSidecar: false,
       sidecarCommand: "",
+      sidecarProgram: "",
       chatSource: "sidecar",
       chatBaseUrl: "",
       chatModel: "",
@@ -283,6 +284,7 @@ describe("VaultRagPlugin", () => {
       answersFolder: "UE",
       startSidecar: false,
       sidecarCommand: "",
+      sidecarProgram: "",
       chatSource: "sidecar",
       chatBaseUrl: "",
       chatModel: "",
@@ -469,9 +471,17 @@ describe("VaultRagPlugin", () => {
       loadLocalStorage: (key: string) => local.get(key) ?? null,
       saveLocalStorage: (key: string, value: unknown) => void (value === null ? local.delete(key) : local.set(key, value)),
     });
-    const { plugin, fake } = await loadPlugin(app, { sidecarUrl: url, sidecarCommand: "/opt/rag/bin/vault-rag serve --vault /v" });
+    const { plugin, fake } = await loadPlugin(app, {
+      sidecarUrl: url,
+      sidecarCommand: "/opt/rag/bin/vault-rag serve --vault /v",
+      sidecarProgram: "/home/me/.local/bin/vault-rag",
+    });
     plugins.push(plugin);
     expect(local.get("vault-rag-sidecar-command")).toBe("/opt/rag/bin/vault-rag serve --vault /v");
+    // The program's path is this computer's too: kept on the device, not in data.json.
+    expect(local.get("vault-rag-sidecar-program")).toBe("/home/me/.local/bin/vault-rag");
+    expect((fake.data as { sidecarProgram: string }).sidecarProgram).toBe("");
+    expect(plugin.settings.sidecarProgram).toBe("/home/me/.local/bin/vault-rag");
     expect((fake.data as { sidecarCommand: string }).sidecarCommand).toBe(""); // moved out of the synced file
     expect(plugin.settings.sidecarCommand).toBe("/opt/rag/bin/vault-rag serve --vault /v");
 
@@ -486,6 +496,7 @@ describe("VaultRagPlugin", () => {
     const again = await loadPlugin(app, fake.data);
     plugins.push(again.plugin);
     expect(again.plugin.settings.sidecarCommand).toBe("/opt/rag/bin/vault-rag serve --vault /v");
+    expect(again.plugin.settings.sidecarProgram).toBe("/home/me/.local/bin/vault-rag");
   });
 
   it("moves the sync state out of data.json into files of its own in the plugin folder", async () => {
