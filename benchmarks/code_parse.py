@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 
 from benchmarks.common import cpu_median
+from vault_rag.chunking.pipeline import chunk_options
 from vault_rag.embeddings.factory import make_provider
-from vault_rag.pipeline import chunk_options
 from vault_rag.sources.code.kind import code_units, decode
 from vault_rag.sources.code.languages import CODE_SUFFIXES, parser_for, spec_for
 from vault_rag.sources.code.symbols import parse_symbols

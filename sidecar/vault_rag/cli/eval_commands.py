@@ -21,11 +21,13 @@ from vault_rag.evaluation.report import LABELS, to_markdown
 from vault_rag.evaluation.retrieval import SIDES, IndexSystem, System, evaluate, search_options
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.manifest import Manifest
+from vault_rag.index.updates.indexer import IndexSummary
 from vault_rag.index.vault_index import MANIFEST_FILE, ModelMismatchError, VaultIndex
 from vault_rag.retrieval.collections import UnknownCollectionError
+from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings, load_settings
-from vault_rag.sources.collections import index_sources, open_searched, source_data_dir
-from vault_rag.sources.specs import VAULT, SourceError, all_specs
+from vault_rag.source_indexes.collections import index_sources, open_searched, source_data_dir
+from vault_rag.source_indexes.specs import VAULT, SourceError, all_specs
 
 NAIVE_DIR = "naive"  # under the data dir: the naive pipeline's vector cache
 

@@ -58,7 +58,7 @@ class System(Protocol):
 class IndexSystem:
     """The product's search over its own index: `hybrid_search` with `options` (the feedback
     prior is off, so votes cannot skew a measurement); `side` picks dense, BM25 or both.
-    With `collections` (the vault's index and sources beside it, `sources/collections.py`),
+    With `collections` (the vault's index and sources beside it, `source_indexes/collections.py`),
     the search across them that `POST /v1/search` runs (`search_collections`); a source's
     results are named `source:path` (`qa.source_key`)."""
 

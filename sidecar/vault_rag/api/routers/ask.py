@@ -29,7 +29,7 @@ from vault_rag.api.deps import ServerState, State, note_path, served_note_path, 
 from vault_rag.api.schemas import AskRequest
 from vault_rag.api.sse import EventStreamResponse
 from vault_rag.graph.events import EVENT_MODELS, ErrorEvent, FinalEvent, ProgressEvent
-from vault_rag.model_choice import resources_for_model
+from vault_rag.services.model_choice import resources_for_model
 from vault_rag.services.search import searched
 
 router = APIRouter(tags=["ask"])
