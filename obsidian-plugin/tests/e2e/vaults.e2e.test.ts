@@ -13,7 +13,10 @@
  * conversation is on screen: the supervisor starts it again (back-off 1 s) on another free port,
  * the pane follows it, the history list reads the stored conversation from the restarted sidecar,
  * a follow-up question is answered in the same conversation, and the conversation picked from the
- * history comes back with its sources (`sidecar-restart.png`).
+ * history comes back with its sources (`sidecar-restart.png`). Last, the plugin is unloaded (its
+ * sidecar stopped) and the page reloaded, as Obsidian quitting and opening again: the stored
+ * conversation waits for the sidecar ("Waiting for the sidecar…", not an error;
+ * `resume-wait.png`) and loads once *Start the sidecar* has it running.
  *
  * Skipped like `pane.e2e.test.ts` without the sidecar's Python, Chromium or the browser bundle.
  */
@@ -255,5 +258,36 @@ if (env.skipReason && !required) {
       expect(w!.errors).toEqual([]);
       await page.locator("#app").screenshot({ path: path.join(ARTIFACT_DIR, "sidecar-restart.png") });
     }, START_TIMEOUT_MS + 2 * ANSWER_TIMEOUT_MS);
+
+    test("reopened with its sidecar down, the pane waits for it, and the conversation loads once it runs", async () => {
+      onTestFailed(() => saveFailure("resume-wait"));
+      const w = windows[0];
+      expect(w, "needs the windows of the first test").toBeDefined();
+      const { page } = w!;
+      const threadId = String(await page.evaluate("window.vaultRag.view.getState().threadId"));
+      const answers = (await page.locator(sel("answer")).allInnerTexts()).map((t) => t.trim());
+      expect(answers).toHaveLength(2);
+      // Obsidian quits (the plugin stops the sidecar it started) and opens again: the view gets
+      // its saved state back while nothing answers yet.
+      await page.evaluate("window.vaultRag.unload()");
+      await expect.poll(() => w!.launcher.running.size, { timeout: 30_000 }).toBe(0);
+      await page.reload();
+      await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+      expect(String(await page.evaluate("window.vaultRag.view.getState().threadId"))).toBe(threadId);
+      // It waits (a polite line), it does not fail.
+      await expect.poll(() => page.locator(sel("resume-wait")).count(), { timeout: 30_000 }).toBe(1);
+      expect(await page.locator(sel("resume-wait")).textContent()).toMatch(/^Waiting for the sidecar to load the earlier conversation/);
+      expect(await page.locator(sel("resume-error")).count()).toBe(0);
+      await page.locator("#app").screenshot({ path: path.join(ARTIFACT_DIR, "resume-wait.png") });
+
+      await page.locator(sel("empty-start")).click();
+      await expect.poll(() => page.evaluate("window.vaultRag.supervisor.state.kind"), { timeout: START_TIMEOUT_MS, interval: 500 }).toBe("running");
+      // The next retry (at most 15 s later) reads the conversation from the started sidecar.
+      await expect.poll(async () => (await page.locator(sel("answer")).allInnerTexts()).map((t) => t.trim()), { timeout: 60_000 }).toEqual(answers);
+      expect(await page.locator(sel("resume-wait")).count()).toBe(0);
+      expect(await page.locator(sel("resume-error")).count()).toBe(0);
+      for (const turn of await page.locator(sel("turn")).all()) expect(await turn.locator(sel("citation")).count()).toBeGreaterThan(0);
+      expect(w!.errors).toEqual([]);
+    }, START_TIMEOUT_MS + 90_000);
   });
 }
