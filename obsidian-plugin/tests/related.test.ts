@@ -323,6 +323,24 @@ describe("a related passage as plain text", () => {
     expect(plainSnippet("x".repeat(300))).toHaveLength(160);
   });
 
+  it("does not repeat the headings when the sidecar's snippet is already plain text", () => {
+    // What the sidecar sends since its snippets are plain text (docs/images/related-notes.png
+    // showed the heading on the line and again at the start of the passage).
+    expect(plainSnippet("Render Thread（Draw）优化 stat unit 里 Draw 最高时，问题通常是 draw call 太多", ["性能分析", "Render Thread（Draw）优化"])).toBe(
+      "stat unit 里 Draw 最高时，问题通常是 draw call 太多",
+    );
+    // Parent and child heading both at the start: each dropped once, in order.
+    expect(plainSnippet("踩坑记录 Pitfalls 其他零碎的坑 BlueprintNativeEvent 直接调", ["踩坑记录 Pitfalls", "其他零碎的坑"])).toBe("BlueprintNativeEvent 直接调");
+    // Only whole words: a heading that is the start of a longer word stays.
+    expect(plainSnippet("Collision Enabled SetCollisionEnabled 有几个选项", ["Collision"])).toBe("Enabled SetCollisionEnabled 有几个选项");
+    expect(plainSnippet("CollisionEnabled 有几个选项", ["Collision"])).toBe("CollisionEnabled 有几个选项");
+    // A heading written with markup reads as its words.
+    expect(plainSnippet("Lumen and Nanite details", ["**Lumen** and [[Nanite]]"])).toBe("details");
+    // The note's name as the first word of a sentence is text, not a repeated heading.
+    expect(plainSnippet("Nanite streams geometry in clusters", [], "Nanite")).toBe("Nanite streams geometry in clusters");
+    expect(plainSnippet("# Nanite\n\nNanite streams geometry", [], "Nanite")).toBe("Nanite streams geometry");
+  });
+
   it("names the best heading once, not when it only repeats the note's name", () => {
     const items = relatedItems({
       path: "A.md",

@@ -182,7 +182,7 @@ export async function sampleVaultPath(python: string): Promise<string> {
 }
 
 /** The environment of every sidecar process: no language model, no web search, no user settings. */
-function sidecarEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function sidecarEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     // The answer must be the graph's extractive no-LLM answer, whatever the machine configures.
