@@ -8,14 +8,14 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from vault_rag.context import open_index
 from vault_rag.graph.extractive import MAX_EXCERPT_CHARS, extractive_answer
 from vault_rag.graph.sources import doc_from_result
 from vault_rag.retrieval.collections import search_collections
 from vault_rag.retrieval.hybrid import search_options
+from vault_rag.serving.context import open_index
 from vault_rag.settings import Settings, SourceSpec
-from vault_rag.sources.collections import index_sources, open_source
-from vault_rag.sources.specs import save_added
+from vault_rag.source_indexes.collections import index_sources, open_source
+from vault_rag.source_indexes.specs import save_added
 
 FUNCTION = """\
 /** Moves every pending order to the shipped list, charging each customer once. */

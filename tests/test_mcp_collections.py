@@ -15,10 +15,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from mcp_helpers import SETTINGS, SETTINGS_ENV, build_vault, call, error
-from vault_rag.context import open_index
+from vault_rag.serving.context import open_index
 from vault_rag.settings import Settings, SourceSpec
-from vault_rag.sources.collections import index_sources
-from vault_rag.sources.specs import save_added
+from vault_rag.source_indexes.collections import index_sources
+from vault_rag.source_indexes.specs import save_added
 
 VAULT_RAG = Path(sys.executable).with_name("vault-rag")
 SPAWNER = """\

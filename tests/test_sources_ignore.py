@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from vault_rag.cli import app
 from vault_rag.settings import SourceSpec
-from vault_rag.sources.specs import path_rules
+from vault_rag.source_indexes.specs import path_rules
 
 FILES = {
     ".gitignore": "*.tmp.cpp\nscratch/\n",

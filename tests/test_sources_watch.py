@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from vault_rag.context import open_index
 from vault_rag.index.manifest import Manifest
+from vault_rag.serving.context import open_index
 from vault_rag.settings import Settings, SourceSpec
-from vault_rag.sources.service import ServedSources
-from vault_rag.sources.specs import save_added
+from vault_rag.source_indexes.service import ServedSources
+from vault_rag.source_indexes.specs import save_added
 
 WAIT = 30.0  # seconds before a poll gives up (a loaded machine is slow, never wrong)
 

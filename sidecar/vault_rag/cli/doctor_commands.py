@@ -29,10 +29,10 @@ def doctor(
     """Check the data dir: SQLite integrity of every database, that Chroma opens, that the
     lexical index loads, and that the manifest agrees with the stores; the same for each
     source's index. Exit code 1 when something is damaged and not repaired."""
-    from vault_rag import doctor as checks
-    from vault_rag.context import build_provider, make_indexer
     from vault_rag.embeddings.base import EmbeddingError
     from vault_rag.index.vault_index import VaultIndex
+    from vault_rag.maintenance import doctor as checks
+    from vault_rag.serving.context import build_provider, make_indexer
 
     settings = load_settings(vault=vault, data_dir=data_dir)
     data = settings.resolved_data_dir()
@@ -86,10 +86,10 @@ def _repair(
     what: str,
 ) -> bool:
     """Set the damaged parts of one index aside and rebuild it from its files; True when done."""
-    from vault_rag import doctor as checks
     from vault_rag.embeddings.base import EmbeddingError
     from vault_rag.index.lock import IndexLockedError, WriterLock
     from vault_rag.index.vault_index import ModelMismatchError
+    from vault_rag.maintenance import doctor as checks
 
     try:
         lock = WriterLock(data).acquire()
@@ -122,13 +122,13 @@ def _repair(
 def _doctor_sources(settings: Any, provider: Any, repair: bool) -> bool:
     """The same checks on each source's index (`<data dir>/sources/<name>/`); a damaged one
     is rebuilt from its folder with `--repair` (when the folder can be read)."""
-    from vault_rag import doctor as checks
-    from vault_rag.sources.collections import (
+    from vault_rag.maintenance import doctor as checks
+    from vault_rag.source_indexes.collections import (
         indexed_sources,
         make_source_indexer,
         open_source,
     )
-    from vault_rag.sources.specs import SourceError, resolve_root
+    from vault_rag.source_indexes.specs import SourceError, resolve_root
 
     healthy = True
     for spec, folder, root in indexed_sources(settings):

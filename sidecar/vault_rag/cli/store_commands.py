@@ -12,7 +12,7 @@ from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.migrate import MigrateError, migrate_index
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.settings import load_settings
-from vault_rag.sources.collections import indexed_sources
+from vault_rag.source_indexes.collections import indexed_sources
 
 Backend = Literal["chroma", "chroma-http", "milvus"]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from vault_rag.index.status import index_status
 from vault_rag.settings import Settings
-from vault_rag.sources.collections import source_data_dir
-from vault_rag.sources.specs import SourceError, all_specs, check_specs
+from vault_rag.source_indexes.collections import source_data_dir
+from vault_rag.source_indexes.specs import SourceError, all_specs, check_specs
 
 
 def sources_status(settings: Settings) -> dict[str, dict[str, Any]]:

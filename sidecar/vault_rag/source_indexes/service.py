@@ -15,7 +15,7 @@ from typing import Any
 
 from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
 from vault_rag.settings import Settings
-from vault_rag.sources.collections import (
+from vault_rag.source_indexes.collections import (
     SourceRun,
     index_source,
     index_sources,
@@ -23,7 +23,7 @@ from vault_rag.sources.collections import (
     open_source,
     source_data_dir,
 )
-from vault_rag.sources.specs import VAULT, SourceError, all_specs, check_specs, path_rules
+from vault_rag.source_indexes.specs import VAULT, SourceError, all_specs, check_specs, path_rules
 
 log = logging.getLogger(__name__)
 
