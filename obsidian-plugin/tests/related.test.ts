@@ -9,6 +9,7 @@ import type { WorkspaceLeaf } from "obsidian";
 import { afterEach, describe, expect, it } from "vitest";
 
 import { parseRelated, type RelatedNotes, SidecarClient } from "../src/client";
+import { proofResponse } from "./helpers/proofs";
 import type { Clock } from "../src/sync/timing";
 import {
   RELATED_DEBOUNCE_MS,
@@ -169,6 +170,8 @@ function setup(answer: (path: string) => { status: number; body: unknown }) {
   const client = new SidecarClient(
     () => ({ url: "http://127.0.0.1:8765", token: "t" }),
     async (input) => {
+      const proof = await proofResponse(input, "t"); // it proves it holds the token first
+      if (proof !== null) return proof;
       const url = new URL(input);
       requests.push(url.pathname + url.search);
       const { status, body } = answer(url.searchParams.get("path") ?? "");
@@ -207,6 +210,8 @@ function setup(answer: (path: string) => { status: number; body: unknown }) {
   };
   const settle = async () => {
     tick(RELATED_DEBOUNCE_MS);
+    // The first request waits for the stand-in's proof (WebCrypto: slower on a loaded machine).
+    for (let i = 0; i < 2_000 && !client.proven; i++) await flush();
     for (let i = 0; i < 5; i++) await flush();
   };
   return { view, q, qa, requests, opened, hovers, errors, activate, settle, handlers };

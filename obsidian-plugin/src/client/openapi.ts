@@ -403,6 +403,11 @@ export interface components {
              * @description Search these collections for evidence: `vault` and the sources' names; default: every one, or the vault alone when `default_collections` says so
              */
             collections?: string[] | null;
+            /**
+             * Model
+             * @description Answer with this chat model of the server in use (one `GET /v1/models` lists); absent: the model in use; empty: no chat model (quoted answers). The pane's per-conversation picker sends it.
+             */
+            model?: string | null;
         };
         /** ChangedResult */
         ChangedResult: {

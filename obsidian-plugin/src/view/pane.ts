@@ -9,7 +9,8 @@
  * Above the turns, the index line and, while the conversation is empty, the empty state
  * (`indexStatus.ts`; the view feeds them the status poller's snapshots).
  *
- * Stable `data-testid`s: mode, new-conversation, history (and those of `history.ts` and
+ * Stable `data-testid`s: mode, model-picker (`modelPicker.ts`: the conversation's chat model),
+ * new-conversation, history (and those of `history.ts` and
  * `indexStatus.ts`), turns,
  * turn, turn-question, progress, answer, error, citations, citation, copy, insert, regenerate,
  * edit-question, thumbs-up, thumbs-down, save-as-note, action-status, question, ask, stop,
@@ -33,6 +34,7 @@ import { type AskNote, askNote } from "./noteContext";
 import type { NoteTarget } from "./noteTarget";
 import { NoteToggle } from "./noteToggle";
 import { loadPatiently } from "./resume";
+import { ModelPicker, type ModelPickerDeps } from "./modelPicker";
 import { type RenderMarkdown, type TurnActions, TurnView } from "./turn";
 
 export interface AskPaneDeps {
@@ -69,6 +71,8 @@ export interface AskPaneDeps {
   statusPanel?: StatusPanelDeps;
   /** "Ask about this note": the last active editor's note now, with its selection and links. */
   noteContext?(): { path: string; selection: string; links: string[] } | null;
+  /** The per-conversation model picker (`modelPicker.ts`); absent: no picker. */
+  modelPicker?: ModelPickerDeps;
 }
 
 export { describeError, randomThreadId, threadTurns } from "./conversation";
@@ -85,6 +89,7 @@ export class AskPane {
   readonly history: HistoryPanel;
   readonly status: StatusPanel;
   readonly noteToggle: NoteToggle;
+  readonly modelPicker: ModelPicker | null;
   threadId: string;
   private turns: TurnView[] = [];
   private running: { controller: AbortController; done: Promise<void> } | null = null;
@@ -107,6 +112,9 @@ export class AskPane {
     h(this.modeEl, "option", { text: "Vault only", attrs: { value: "strict" } });
     h(this.modeEl, "option", { text: "Vault + web", attrs: { value: "hybrid" } });
     this.modeEl.value = deps.defaultMode();
+    this.modelPicker = deps.modelPicker ? new ModelPicker(toolbar, deps.modelPicker) : null;
+    this.modelPicker?.setThread(this.threadId);
+    void this.modelPicker?.refresh();
     this.newButton = h(toolbar, "button", { text: "New chat", testid: "new-conversation" });
     this.historyButton = h(toolbar, "button", {
       text: "History",
@@ -194,7 +202,13 @@ export class AskPane {
     const about = note === undefined ? this.aboutNote() : note;
     const turn = this.addTurn(text, about);
     const controller = new AbortController();
-    const request: AskRequest = { question: text, thread_id: this.threadId, mode: this.mode, ...(about ? { note: about } : {}) };
+    const request: AskRequest = {
+      question: text,
+      thread_id: this.threadId,
+      mode: this.mode,
+      ...(about ? { note: about } : {}),
+      ...this.modelPicker?.request(),
+    };
     const done = this.stream(turn, request, controller);
     this.running = { controller, done };
     this.setBusy(true);
@@ -261,6 +275,7 @@ export class AskPane {
     if (threadId === this.threadId && (this.turns.length > 0 || this.resuming !== null)) return;
     this.clearTurns();
     this.threadId = threadId;
+    this.modelPicker?.setThread(threadId);
     const deps = this.deps;
     if (deps.loadThread === undefined) return;
     const controller = new AbortController();
@@ -308,6 +323,7 @@ export class AskPane {
   destroy(): void {
     this.closeHistory();
     this.clearTurns();
+    this.modelPicker?.destroy();
     this.root.remove();
   }
 
@@ -332,6 +348,7 @@ export class AskPane {
 
   private setThread(threadId: string): void {
     this.threadId = threadId;
+    this.modelPicker?.setThread(threadId);
     this.announceThread();
   }
 

@@ -169,6 +169,8 @@ export interface SidecarOptions {
   origins: string[];
   /** How long to wait for `/v1/health` (ms). */
   startTimeoutMs?: number;
+  /** More `VAULT_RAG_*` settings for the sidecar (e.g. `VAULT_RAG_EMBEDDINGS=hash`). */
+  env?: Record<string, string>;
 }
 
 /** The sample vault bundled with the sidecar (`vault_rag.serving.sample.sample_vault_path()`). */
@@ -208,6 +210,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const env = sidecarEnv({
     VAULT_RAG_CONFIG: config,
     VAULT_RAG_SERVER_CORS_ORIGINS: JSON.stringify(options.origins),
+    ...options.env,
   });
   const args = ["-m", "vault_rag", "serve", "--vault", vault, "--data-dir", dataDir, "--port", String(port)];
   const child: ChildProcess = spawn(python, args, { env, cwd: tmp, stdio: ["ignore", "pipe", "pipe"], detached: true });

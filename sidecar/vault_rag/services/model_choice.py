@@ -173,3 +173,16 @@ def replace_resources(resources: Any, settings: Settings) -> Any:
         web=build_web_search(settings, include_domains=include or []),
         settings=settings,
     )
+
+
+def resources_for_model(resources: Any, model: str | None) -> Any:
+    """The answer graph's resources with the chat model `model` of the same server (the one a
+    question picked in the pane); `None` or the model in use: `resources` unchanged. The
+    server, key, limits and web search stay those in use."""
+    settings = resources.settings
+    if model is None or model.strip() == (settings.llm_model or ""):
+        return resources
+    from vault_rag.graph.llm import build_chat_provider
+
+    chosen = settings.model_copy(update={"llm_model": model.strip() or None})
+    return replace(resources, llm=build_chat_provider(chosen), settings=chosen)
