@@ -15,6 +15,7 @@ from vault_rag.index.lexical import LexicalIndex
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.note_names import NoteNames
 from vault_rag.index.note_vectors import NoteVectors
+from vault_rag.retrieval.cite_cache import NoteUnitsCache
 from vault_rag.index.stores.factory import (
     EMBEDDED_COLLECTION,
     EMBEDDED_DIR,
@@ -66,6 +67,7 @@ class VaultIndex:
         # Derived from the manifest on demand, kept in step by its change token:
         self.note_vectors = NoteVectors(self.manifest, self.current_snapshot)  # centroids, mean
         self.note_names = NoteNames(self.manifest)  # the notes, for resolving links
+        self.cite_units = NoteUnitsCache(self.manifest)  # notes' units cut for citing
         # (manifest change token, its part of the store-sync marker): opening the index and
         # the indexer's reconcile both ask, and at 72k units the digest costs ~0.1 s a time
         self._manifest_marker: tuple[tuple[int, int], str] | None = None

@@ -260,7 +260,7 @@ def hybrid_search(
             result.rerank_score, result.rerank_fallback = rerank_scores.get(chunk.id), fallback
             return result
 
-        locate(index, query, results, pool, make, query_vector)
+        locate(index, query, results, pool, make, query_vector, index.cite_units)
     return results
 
 
