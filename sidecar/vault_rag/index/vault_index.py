@@ -15,7 +15,6 @@ from vault_rag.index.lexical import LexicalIndex
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.note_names import NoteNames
 from vault_rag.index.note_vectors import NoteVectors
-from vault_rag.retrieval.cite_cache import NoteUnitsCache
 from vault_rag.index.stores.factory import (
     EMBEDDED_COLLECTION,
     EMBEDDED_DIR,
@@ -24,6 +23,7 @@ from vault_rag.index.stores.factory import (
 )
 from vault_rag.index.vector_store import VectorStore
 from vault_rag.private_files import private_dir
+from vault_rag.retrieval.cite_cache import NoteUnitsCache
 
 MANIFEST_FILE = "manifest.sqlite3"
 LEXICAL_DIR = "lexical"
