@@ -13,6 +13,8 @@ Judgement (ours, documented in docs/retrieval.md):
   section: the gold heading's path (`A > B`, or just `B`) appears as consecutive headings of
   the result's heading path, so a subsection of the answering section counts too. Results are
   not deduplicated (each is a passage) and are cut to k.
+- Line level (questions whose `answer_hint` is found in a gold note, `hints.py`): a result
+  must cite that note with lines that hold the hint's line; passages, cut to k.
 
 The arithmetic is ir-measures (trec_eval through pytrec_eval). Each run's scores are strictly
 decreasing by rank, so trec_eval's tie-breaking (by document id) can never re-order what the
@@ -49,6 +51,8 @@ class Hit:
     chunk_id: str = ""
     page: int | None = None  # a PDF passage's pages
     page_end: int | None = None
+    line_start: int | None = None  # the cited lines of `note_path`
+    line_end: int | None = None
 
 
 def credits(hit: Hit, gold: Iterable[str]) -> bool:
@@ -98,6 +102,18 @@ def page_run(hits: Sequence[Hit], gold: Sequence[str], gold_page: int, k: int) -
         first, last = hit.page, hit.page_end or hit.page
         on_page = first is not None and last is not None and first <= gold_page <= last
         keys.append(GOLD if on_page and credits(hit, gold) else f"{i}:{hit.chunk_id}")
+    return list(dict.fromkeys(keys))
+
+
+def line_run(hits: Sequence[Hit], note_path: str, line: int, k: int) -> list[str]:
+    """The passage-level ranking of a located answer line: results citing that note whose
+    lines hold it count as `GOLD` (the note as cited, not through an embed: the lines are
+    the note's own)."""
+    keys: list[str] = []
+    for i, hit in enumerate(hits[:k]):
+        first, last = hit.line_start, hit.line_end
+        held = first is not None and last is not None and first <= line <= last
+        keys.append(GOLD if held and hit.note_path == note_path else f"{i}:{hit.chunk_id}")
     return list(dict.fromkeys(keys))
 
 

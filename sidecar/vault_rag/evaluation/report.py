@@ -20,17 +20,23 @@ def to_markdown(report: dict[str, Any], title: str = "") -> str:
     """Per level: one table of every measure per system, then one row per kind with
     R@1 / R@5 / MRR@10 per system."""
     systems: dict[str, Any] = report["systems"]
-    names = list(systems)
     lines = [f"### {title}", ""] if title else []
     lines.append(
         f"{report['scored']} scored questions ({report['off_topic']} off-topic skipped), "
         f"{report['with_heading']} with `gold_heading`; depth {report['k']}."
     )
-    levels = (("note", "Note level"), ("heading", "Heading level"), ("page", "Page level"))
+    levels = (
+        ("note", "Note level"),
+        ("heading", "Heading level"),
+        ("page", "Page level"),
+        ("line", "Line level"),
+    )
     for level, heading in levels:
-        first = systems[names[0]].get(level, {})
-        if not first.get("overall", {}).get("n"):
+        # (the line level is scored only for systems whose results carry lines)
+        names = [n for n in systems if systems[n].get(level, {}).get("overall", {}).get("n")]
+        if not names:
             continue
+        first = systems[names[0]][level]
         lines += ["", f"{heading}, overall (n = {first['overall']['n']}):", ""]
         lines.append("| system | " + " | ".join(LABELS[m] for m in MEASURES) + " |")
         lines.append("|---|" + "---:|" * len(MEASURES))

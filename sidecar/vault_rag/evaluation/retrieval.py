@@ -15,10 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from vault_rag.evaluation.hints import HintLine
 from vault_rag.evaluation.metrics import (
     Hit,
     first_rank,
     heading_run,
+    line_run,
     mean,
     note_run,
     page_run,
@@ -67,7 +69,16 @@ class IndexSystem:
 
     def search(self, question: str) -> list[Hit]:
         return [
-            Hit(r.note_path, r.heading_path, tuple(r.embedded_in), r.chunk_id, r.page, r.page_end)
+            Hit(
+                r.note_path,
+                r.heading_path,
+                tuple(r.embedded_in),
+                r.chunk_id,
+                r.page,
+                r.page_end,
+                r.line_start,
+                r.line_end,
+            )
             for r in hybrid_search(self.index, question, self.options)
         ]
 
@@ -81,6 +92,7 @@ class Outcome:
     heading_rank: int | None  # None also when the question has no gold_heading
     first: Hit | None
     page_rank: int | None = None  # None also when the question has no gold_page
+    line_rank: int | None = None  # None also when the question has no located answer_hint
 
 
 @dataclass
@@ -89,6 +101,7 @@ class SystemReport:
     note: dict[str, Any] = field(default_factory=dict)  # {"overall": {...}, "by_kind": {...}}
     heading: dict[str, Any] = field(default_factory=dict)
     page: dict[str, Any] = field(default_factory=dict)  # questions with a gold_page only
+    line: dict[str, Any] = field(default_factory=dict)  # questions with a located hint only
     misses: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -98,15 +111,19 @@ def evaluate(
     systems: Sequence[System],
     k: int = 10,
     on_question: Callable[[], None] | None = None,
+    hint_lines: dict[str, HintLine] | None = None,
 ) -> dict[str, Any]:
-    """Score every system on `items`; off-topic questions are skipped and counted."""
+    """Score every system on `items`; off-topic questions are skipped and counted.
+    `hint_lines` (`hints.locate_hints`): the answer line of questions with a located hint, for
+    the line level (scored only for systems whose results carry lines)."""
+    lines = hint_lines or {}
     answerable = [i for i in items if not i.off_topic]
     reports = []
     for system in systems:
         started = time.perf_counter()
         judged = []
         for item in answerable:
-            judged.append(_judge(item, system.search(item.question), k))
+            judged.append(_judge(item, system.search(item.question), k, lines.get(item.id)))
             if on_question is not None:
                 on_question()
         report = _report(system.name, judged)
@@ -119,38 +136,46 @@ def evaluate(
         "off_topic": len(items) - len(answerable),
         "with_heading": sum(1 for i in answerable if i.gold_heading),
         "with_page": sum(1 for i in answerable if i.gold_page),
+        "with_line": sum(1 for i in answerable if i.id in lines),
         "systems": {r.name: _as_dict(r) for r in reports},
     }
 
 
-Judged = tuple[Outcome, list[str], list[str] | None, list[str] | None]
+Judged = tuple[Outcome, list[str], list[str] | None, list[str] | None, list[str] | None]
 
 
-def _judge(item: QAItem, hits: list[Hit], k: int) -> Judged:
+def _judge(item: QAItem, hits: list[Hit], k: int, hint: HintLine | None = None) -> Judged:
     notes = note_run(hits, item.gold, k)
     headings = heading_run(hits, item.gold, item.gold_heading, k) if item.gold_heading else None
     pages = page_run(hits, item.gold, item.gold_page, k) if item.gold_page else None
+    has_lines = any(h.line_start is not None for h in hits)
+    lines = line_run(hits, hint.note_path, hint.line, k) if hint and has_lines else None
     outcome = Outcome(
         item=item,
         note_rank=first_rank(notes),
         heading_rank=first_rank(headings) if headings is not None else None,
         first=hits[0] if hits else None,
         page_rank=first_rank(pages) if pages is not None else None,
+        line_rank=first_rank(lines) if lines is not None else None,
     )
-    return outcome, notes, headings, pages
+    return outcome, notes, headings, pages, lines
 
 
 def _report(name: str, judged: list[Judged]) -> SystemReport:
-    note_scores = score({o.item.id: notes for o, notes, _, _ in judged})
-    heading_scores = score({o.item.id: h for o, _, h, _ in judged if h is not None})
-    page_scores = score({o.item.id: p for o, _, _, p in judged if p is not None})
+    note_scores = score({o.item.id: notes for o, notes, _, _, _ in judged})
+    heading_scores = score({o.item.id: h for o, _, h, _, _ in judged if h is not None})
+    page_scores = score({o.item.id: p for o, _, _, p, _ in judged if p is not None})
+    line_scores = score({o.item.id: ln for o, _, _, _, ln in judged if ln is not None})
     report = SystemReport(name)
-    report.note = _grouped([o for o, _, _, _ in judged], note_scores)
-    report.heading = _grouped([o for o, _, h, _ in judged if h is not None], heading_scores)
-    paged = [o for o, _, _, p in judged if p is not None]
+    report.note = _grouped([o for o, _, _, _, _ in judged], note_scores)
+    report.heading = _grouped([o for o, _, h, _, _ in judged if h is not None], heading_scores)
+    paged = [o for o, _, _, p, _ in judged if p is not None]
     if paged:  # (absent from reports of question sets without pages: their JSON is unchanged)
         report.page = _grouped(paged, page_scores)
-    for outcome, _, _, _ in judged:
+    lined = [o for o, _, _, _, ln in judged if ln is not None]
+    if lined:  # (likewise absent without located hints)
+        report.line = _grouped(lined, line_scores)
+    for outcome, _, _, _, _ in judged:
         if outcome.note_rank == 1:
             continue
         first = outcome.first
@@ -184,6 +209,7 @@ def _as_dict(report: SystemReport) -> dict[str, Any]:
         "note": report.note,
         "heading": report.heading,
         **({"page": report.page} if report.page else {}),
+        **({"line": report.line} if report.line else {}),
         "misses": report.misses,
         "seconds": report.seconds,
     }

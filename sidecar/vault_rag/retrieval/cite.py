@@ -43,6 +43,7 @@ MARGIN = 0.15  # a later span must beat the unit's first section by this share o
 # DENSE_WEIGHT × their cosine to the question scaled to [0, 1] among the note's units.
 FUSED_WEIGHT = 1.0
 DENSE_WEIGHT = 0.5
+WHOLE_NOTE = False  # every unit of the note competes, not only the search's candidates
 
 
 def unit_spans(result: SearchResult, note_paths: Mapping[str, str]) -> list[Span]:
@@ -131,6 +132,13 @@ def locate(
             unit = entry.units.get(chunk.id)
             if unit is not None and chunk.id not in taken and unit.chunk.origin == note:
                 others.append(chunk.id)
+        if WHOLE_NOTE:
+            known = set(others)
+            others += [
+                i
+                for i, u in entry.units.items()
+                if i not in known and i not in taken and u.chunk.origin == note
+            ]
         if make_result is None:
             others = []
         if len(mine) + len(others) < 2 and not scorer.total:
