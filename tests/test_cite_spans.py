@@ -124,3 +124,29 @@ def test_note_ranking_is_the_searchs_whatever_the_citation(hashed_index) -> None
             dict.fromkeys(r.note_path for r in located)
         )
         assert [r.note_path for r in plain] == [r.note_path for r in located]
+
+
+def test_the_note_cache_follows_an_edit_of_the_note(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name, text in VAULT.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    built = VaultIndex(vault, tmp_path / "data", HashProvider())
+    try:
+        Indexer(built).run()
+        query = "simulate packet loss latency"
+        first = hybrid_search(built, query, SearchOptions(cite_spans=True))[0]
+        assert first.anchor == "Network emulation"
+        before = built.cite_units.entry("Guide.md")
+        assert built.cite_units.entry("Guide.md") is before  # kept between searches
+        # two lines above the section: its cited lines move, and the cache must see it
+        (vault / "Guide.md").write_text("# Guide\n\nIntro.\n\n" + UNIT + "\n", encoding="utf-8")
+        Indexer(built).run()
+        assert built.cite_units.entry("Guide.md") is not before
+        moved = hybrid_search(built, query, SearchOptions(cite_spans=True))[0]
+        assert moved.anchor == "Network emulation"
+        assert moved.line_start == first.line_start + 2
+        lines = (vault / "Guide.md").read_text("utf-8").split("\n")
+        assert lines[moved.line_start - 1] == "### Network emulation"
+    finally:
+        built.close()
