@@ -13,7 +13,7 @@ import pytest
 from vault_rag.embeddings.hashing import HashProvider
 from vault_rag.index.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.retrieval.cite import MARGIN, SpanScorer, best_span, unit_spans
+from vault_rag.retrieval.cite import MARGIN, Span, SpanScorer, _encloses, best_span, unit_spans
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
 
 UNIT = """## Setup
@@ -150,3 +150,33 @@ def test_the_note_cache_follows_an_edit_of_the_note(tmp_path: Path) -> None:
         assert lines[moved.line_start - 1] == "### Network emulation"
     finally:
         built.close()
+
+
+def test_headings_are_named_as_obsidian_shows_them_and_nest_by_level() -> None:
+    code = "### `daily:read`\n\nRead it.\n\n### `daily:append`\n\nAppend to it."
+    result = replace(_result(code), heading_path="Daily notes > daily:read", anchor="daily:read")
+    spans = unit_spans(result, {})
+    assert [s.heading_path for s in spans] == [
+        "Daily notes > daily:read",
+        "Daily notes > daily:append",
+    ]
+    assert spans[1].anchor == "daily:append"
+    # the chunker names a unit after its first subsection when the heading it opens with has
+    # no text of its own: that heading is the parent, not a second copy of it
+    opening = "## Examples\n\n### Deadline\n\nOne.\n\n### Overdue\n\nTwo."
+    result = replace(_result(opening), heading_path="Examples > Deadline", anchor="Deadline")
+    spans = unit_spans(result, {})
+    assert [s.heading_path for s in spans] == [
+        "Examples",
+        "Examples > Deadline",
+        "Examples > Overdue",
+    ]
+    assert [s.first for s in spans] == [True, False, False]
+
+
+def test_an_overview_is_a_section_enclosing_another_candidate() -> None:
+    intro = Span("Guide", "", "", 1, 3, "text", True)
+    setup = Span("Guide > Setup", "Setup", "Setup", 5, 9, "text", True)
+    assert _encloses(intro, ["Guide", "Guide > Setup"])
+    assert _encloses(setup, ["Guide > Setup", "Guide > Setup > Network emulation"])
+    assert not _encloses(setup, ["Guide > Setup", "Guide > Shipping", "Guide > Setupx"])

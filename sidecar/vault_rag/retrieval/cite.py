@@ -43,7 +43,11 @@ MARGIN = 0.15  # a later span must beat the unit's first section by this share o
 # DENSE_WEIGHT × their cosine to the question scaled to [0, 1] among the note's units.
 FUSED_WEIGHT = 1.0
 DENSE_WEIGHT = 0.5
-WHOLE_NOTE = False  # every unit of the note competes, not only the search's candidates
+FIRST_BONUS = MARGIN  # the search's own first unit of the note keeps this lead
+# An overview loses this much: a span whose section encloses another candidate's, or the
+# note's opening text when others have headings (measured: help-en heading MRR +.014, sample
+# level; the note's "what is X" intro otherwise shadows the section that says how).
+PARENT_PENALTY = 0.5
 
 
 def unit_spans(result: SearchResult, note_paths: Mapping[str, str]) -> list[Span]:
@@ -132,13 +136,6 @@ def locate(
             unit = entry.units.get(chunk.id)
             if unit is not None and chunk.id not in taken and unit.chunk.origin == note:
                 others.append(chunk.id)
-        if WHOLE_NOTE:
-            known = set(others)
-            others += [
-                i
-                for i, u in entry.units.items()
-                if i not in known and i not in taken and u.chunk.origin == note
-            ]
         if make_result is None:
             others = []
         if len(mine) + len(others) < 2 and not scorer.total:
@@ -147,6 +144,7 @@ def locate(
         dense = _dense_shares(entry, ids, query_unit)
         best_fused = max(fused_of.values(), default=0.0)
         ranked: list[tuple[float, int, str, Span]] = []
+        paths_of = [u.chunk.hierarchy_path for i in ids if (u := entry.units.get(i))]
         for n, chunk_id in enumerate(ids):
             unit = entry.units.get(chunk_id)
             if n < len(mine) and not _same_place(mine[n], unit):
@@ -157,7 +155,9 @@ def locate(
             fused = fused_of.get(chunk_id, 0.0)
             total = value + FUSED_WEIGHT * (fused / best_fused if best_fused else 0.0)
             total += DENSE_WEIGHT * dense.get(chunk_id, 0.0)
-            ranked.append((total + (MARGIN if n == 0 else 0.0), n, chunk_id, span))
+            if PARENT_PENALTY and _encloses(span, paths_of):
+                total -= PARENT_PENALTY
+            ranked.append((total + (FIRST_BONUS if n == 0 else 0.0), n, chunk_id, span))
         ranked.sort(key=lambda row: (-row[0], row[1]))
         for position, (_, n, chunk_id, span) in zip(positions, ranked, strict=False):
             if n < len(mine):
@@ -168,6 +168,15 @@ def locate(
             if not span.first:
                 _cite(result, span)
             results[position] = result
+
+
+def _encloses(span: Span, paths: Sequence[str]) -> bool:
+    """The span's section is an overview: another candidate lies in one of its subsections
+    (or the span is the note's opening text, before any heading, and others have headings)."""
+    if not span.anchor:
+        return any(p for p in paths)
+    prefix = span.heading_path + " > "
+    return any(p.startswith(prefix) for p in paths)
 
 
 def _same_place(result: SearchResult, unit: NoteUnit | None) -> bool:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from vault_rag.chunking.blocks import plain_title
 from vault_rag.chunking.types import HIERARCHY_SEPARATOR, Chunk
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
@@ -74,11 +75,11 @@ def spans_of(
             continue
         heading = _HEADING.match(line) if fence is None else None
         if heading:
-            starts.append((number, len(heading.group(1)), heading.group(2).strip()))
+            # the text Obsidian shows and links to, as the chunker names its sections
+            starts.append((number, len(heading.group(1)), plain_title(heading.group(2))))
     if not starts or (len(starts) == 1 and starts[0][0] == 0):
         return [own]
-    levels = _levels(path, starts)
-    stack = list(zip(levels, path, strict=True))
+    stack = _ancestors(path, starts)
     bounds = [s[0] for s in starts] + [len(lines)]
     spans: list[Span] = []
     if starts[0][0] > 0:  # the unit opens with text of its own section
@@ -93,13 +94,16 @@ def spans_of(
     return spans
 
 
-def _levels(path: list[str], starts: list[tuple[int, int, str]]) -> list[int]:
-    """Heading levels for the unit's own path: its opening heading's level for the last
-    component when the unit opens with it, the levels above counted down from there."""
-    if not path:
-        return []
-    last = starts[0][1] if starts[0][0] == 0 and starts[0][2] == path[-1] else len(path)
-    return [max(1, last - (len(path) - 1 - i)) for i in range(len(path))]
+def _ancestors(path: list[str], starts: list[tuple[int, int, str]]) -> list[tuple[int, str]]:
+    """(level, heading) of the sections enclosing the unit's first line. A unit that opens
+    with a heading of its own path (the chunker may name a unit after a subsection when the
+    heading it opens with has no text of its own) keeps the part of the path above that
+    heading, levels counted down from the heading's; otherwise the whole path, levels 1, 2, …"""
+    opening = starts[0]
+    if opening[0] == 0 and opening[2] in path:
+        at = len(path) - 1 - path[::-1].index(opening[2])
+        return [(max(1, opening[1] - (at - i)), path[i]) for i in range(at)]
+    return [(i + 1, title) for i, title in enumerate(path)]
 
 
 def _span(
