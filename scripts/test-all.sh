@@ -68,6 +68,9 @@ echo "== ruff"
 ruff check sidecar tests scripts benchmarks
 ruff format --check sidecar tests scripts benchmarks
 
+echo "== import layers and circles (import-linter; contracts in pyproject.toml)"
+lint-imports --no-cache
+
 echo "== contracts: embed fixtures' cached metadata, the exported OpenAPI spec"
 python scripts/gen_cached_metadata.py --check
 python scripts/export_openapi.py --check

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.cite import MARGIN, Span, SpanScorer, _encloses, best_span, unit_spans
+from vault_rag.retrieval.cite_cache import cache_for
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
 
 UNIT = """## Setup
@@ -137,12 +138,12 @@ def test_the_note_cache_follows_an_edit_of_the_note(tmp_path: Path) -> None:
         query = "simulate packet loss latency"
         first = hybrid_search(built, query, SearchOptions(cite_spans=True))[0]
         assert first.anchor == "Network emulation"
-        before = built.cite_units.entry("Guide.md")
-        assert built.cite_units.entry("Guide.md") is before  # kept between searches
+        before = cache_for(built).entry("Guide.md")
+        assert cache_for(built).entry("Guide.md") is before  # kept between searches
         # two lines above the section: its cited lines move, and the cache must see it
         (vault / "Guide.md").write_text("# Guide\n\nIntro.\n\n" + UNIT + "\n", encoding="utf-8")
         Indexer(built).run()
-        assert built.cite_units.entry("Guide.md") is not before
+        assert cache_for(built).entry("Guide.md") is not before
         moved = hybrid_search(built, query, SearchOptions(cite_spans=True))[0]
         assert moved.anchor == "Network emulation"
         assert moved.line_start == first.line_start + 2

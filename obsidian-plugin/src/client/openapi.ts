@@ -99,7 +99,7 @@ export interface paths {
          * Files changed: the sidecar reads them
          * @description The plugin never posts a PDF's or a canvas's bytes: it names the files that changed
          *     (created, modified, deleted) and the sidecar reads them from the vault, as a watcher batch
-         *     (`index/sync.py`, `VaultSync.disk`). Works for notes too.
+         *     (`index/updates/sync.py`, `VaultSync.disk`). Works for notes too.
          */
         post: operations["files_changed_v1_notes_changed_post"];
         delete?: never;

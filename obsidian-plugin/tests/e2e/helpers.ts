@@ -171,9 +171,9 @@ export interface SidecarOptions {
   startTimeoutMs?: number;
 }
 
-/** The sample vault bundled with the sidecar (`vault_rag.sample.sample_vault_path()`). */
+/** The sample vault bundled with the sidecar (`vault_rag.serving.sample.sample_vault_path()`). */
 export async function sampleVaultPath(python: string): Promise<string> {
-  const { stdout } = await run(python, ["-c", "from vault_rag.sample import sample_vault_path; print(sample_vault_path())"], {
+  const { stdout } = await run(python, ["-c", "from vault_rag.serving.sample import sample_vault_path; print(sample_vault_path())"], {
     env: sidecarEnv({}),
   });
   return stdout.trim();

@@ -27,11 +27,11 @@ def doctor(
     """Check the data dir: SQLite integrity of every database, that Chroma opens, that the
     lexical index loads, and that the manifest agrees with the stores. Exit code 1 when
     something is damaged and not repaired."""
-    from vault_rag import doctor as checks
-    from vault_rag.context import build_provider, make_indexer
     from vault_rag.embeddings.base import EmbeddingError
     from vault_rag.index.lock import IndexLockedError, WriterLock
     from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
+    from vault_rag.maintenance import doctor as checks
+    from vault_rag.serving.context import build_provider, make_indexer
 
     settings = load_settings(vault=vault, data_dir=data_dir)
     data = settings.resolved_data_dir()

@@ -14,16 +14,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
-from vault_rag.context import make_indexer, open_index
 from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.evaluation.hints import locate_hints
 from vault_rag.evaluation.metrics import MEASURES
 from vault_rag.evaluation.qa import QAError, load_qa
 from vault_rag.evaluation.report import LABELS, to_markdown
 from vault_rag.evaluation.retrieval import SIDES, IndexSystem, System, evaluate, search_options
-from vault_rag.index.indexer import IndexSummary
 from vault_rag.index.lock import IndexLockedError
+from vault_rag.index.updates.indexer import IndexSummary
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
+from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings, load_settings
 
 NAIVE_DIR = "naive"  # under the data dir: the naive pipeline's vector cache

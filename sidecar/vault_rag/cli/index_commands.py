@@ -12,22 +12,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
-from vault_rag.context import make_indexer, open_index
-from vault_rag.doctor import DamagedDataError, diagnose
 from vault_rag.embeddings.base import EmbeddingError, EmbeddingProvider
-from vault_rag.exclusions import ExcludeError
-from vault_rag.index.indexer import Indexer, IndexSummary
-from vault_rag.index.indexer import Progress as IndexProgress
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.status import index_status
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.stores.factory import store_info
+from vault_rag.index.updates.indexer import Indexer, IndexSummary
+from vault_rag.index.updates.indexer import Progress as IndexProgress
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
-from vault_rag.local_search import search_in_process
-from vault_rag.search_client import SearchArgs, search_running_server
+from vault_rag.maintenance.doctor import DamagedDataError, diagnose
+from vault_rag.serving.context import make_indexer, open_index
+from vault_rag.serving.local_search import search_in_process
+from vault_rag.serving.search_client import SearchArgs, search_running_server
 from vault_rag.settings import Settings, config_file_path, load_settings
-from vault_rag.sources.collections import index_sources
-from vault_rag.sources.specs import SourceError
+from vault_rag.source_indexes.collections import index_sources
+from vault_rag.source_indexes.specs import SourceError
+from vault_rag.vault.exclusions import ExcludeError
 
 
 def _open(
@@ -110,7 +110,7 @@ def index(
 
 
 def index_every_source(settings: Settings, provider: EmbeddingProvider, *, rebuild: bool) -> bool:
-    """The sources beside the vault (`sources/collections.py`), each reported; False when one
+    """The sources beside the vault (`source_indexes/collections.py`), each reported; False when one
     could not be indexed (the others were)."""
     try:
         runs = index_sources(settings, provider, rebuild=rebuild, run=run_with_progress)

@@ -1,5 +1,5 @@
 """`vault-rag sources list|add|remove`: the sources indexed beside the vault, each its own
-collection (`sources/collections.py`)."""
+collection (`source_indexes/collections.py`)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from rich.table import Table
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
 from vault_rag.index.manifest import Manifest
 from vault_rag.settings import SourceSpec, load_settings
-from vault_rag.sources.collections import remove_source_data, source_data_dir
-from vault_rag.sources.specs import (
+from vault_rag.source_indexes.collections import remove_source_data, source_data_dir
+from vault_rag.source_indexes.specs import (
     VAULT,
     SourceError,
     added_specs,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from vault_rag.chunking.blocks import Block, Document
 from vault_rag.graph.state import Doc
-from vault_rag.index.tokenize import tokenize
+from vault_rag.index.bm25.tokenize import tokenize
 
 NO_MODEL_NOTE = (
     "No language model is configured, so this answer quotes the most relevant passages of "

@@ -30,7 +30,7 @@ JOURNAL_SIZE = 4096
 # `vector_arrays` for more hashes than this reads the whole vectors table in one pass.
 _WHOLE_TABLE = 2000
 # The file hash of a note recorded from a post while the disk held an older version
-# (`index/sync.py`): the next disk event or scan re-reads the file.
+# (`index/updates/sync.py`): the next disk event or scan re-reads the file.
 POSTED_PREFIX = "posted:"
 
 SCHEMA = """

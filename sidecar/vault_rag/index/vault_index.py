@@ -10,20 +10,19 @@ import hashlib
 from pathlib import Path
 
 from vault_rag.embeddings.base import EmbeddingProvider
-from vault_rag.index.dense_snapshot import SNAPSHOT_FILE, DenseSnapshot
-from vault_rag.index.lexical import LexicalIndex
+from vault_rag.index.bm25.lexical import LexicalIndex
+from vault_rag.index.dense.note_vectors import NoteVectors
+from vault_rag.index.dense.snapshot import SNAPSHOT_FILE, DenseSnapshot
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.note_names import NoteNames
-from vault_rag.index.note_vectors import NoteVectors
 from vault_rag.index.stores.factory import (
     EMBEDDED_COLLECTION,
     EMBEDDED_DIR,
     StoreInfo,
     embedded_chroma,
 )
-from vault_rag.index.vector_store import VectorStore
-from vault_rag.private_files import private_dir
-from vault_rag.retrieval.cite_cache import NoteUnitsCache
+from vault_rag.index.stores.protocol import VectorStore
+from vault_rag.storage.private_files import private_dir
 
 MANIFEST_FILE = "manifest.sqlite3"
 LEXICAL_DIR = "lexical"
@@ -67,14 +66,13 @@ class VaultIndex:
         # Derived from the manifest on demand, kept in step by its change token:
         self.note_vectors = NoteVectors(self.manifest, self.current_snapshot)  # centroids, mean
         self.note_names = NoteNames(self.manifest)  # the notes, for resolving links
-        self.cite_units = NoteUnitsCache(self.manifest)  # notes' units cut for citing
         # (manifest change token, its part of the store-sync marker): opening the index and
         # the indexer's reconcile both ask, and at 72k units the digest costs ~0.1 s a time
         self._manifest_marker: tuple[tuple[int, int], str] | None = None
         self._snapshot: DenseSnapshot | None = None  # loaded once; used while current
         self._snapshot_judged: tuple[tuple[int, int], DenseSnapshot | None] | None = None
 
-    # -- the dense snapshot (index/dense_snapshot.py) ----------------------------------------
+    # -- the dense snapshot (index/dense/snapshot.py) ----------------------------------------
     def current_snapshot(self) -> DenseSnapshot | None:
         """The saved dense snapshot if it is this manifest's current state, else None. Judged
         once per manifest state (its change token): every search asks."""

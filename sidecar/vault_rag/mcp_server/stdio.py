@@ -48,9 +48,9 @@ class LocalVault:
 
     @classmethod
     def open(cls, settings: Settings) -> LocalVault:
-        from vault_rag.context import open_index
-        from vault_rag.exclusions import Exclusions
         from vault_rag.feedback.prior import open_prior
+        from vault_rag.serving.context import open_index
+        from vault_rag.vault.exclusions import Exclusions
 
         index = open_index(settings, search_only=True)
         try:
@@ -90,7 +90,7 @@ class StdioBackend:
 
     @asynccontextmanager
     async def lifespan(self, _server: Any) -> AsyncIterator[None]:
-        from vault_rag.search_client import running_sidecar
+        from vault_rag.serving.search_client import running_sidecar
 
         async with AsyncExitStack() as stack:
             vault = self.settings.vault
@@ -171,8 +171,8 @@ class StdioBackend:
 def run_stdio(vault: Path, data_dir: Path | None = None) -> None:
     """Serve the vault's MCP server on stdin/stdout until the client closes it."""
     from vault_rag.mcp_server.server import build_server
-    from vault_rag.private_files import private_umask
     from vault_rag.settings import load_settings
+    from vault_rag.storage.private_files import private_umask
 
     private_umask()  # the data dir holds note text (as every CLI command)
     settings = load_settings(vault=vault, data_dir=data_dir)

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from vault_rag.chunking.types import Chunk
-from vault_rag.index.tokenize import tokenize
-from vault_rag.retrieval.cite_cache import NoteEntry, NoteUnit, NoteUnitsCache
+from vault_rag.index.bm25.tokenize import tokenize
+from vault_rag.retrieval.cite_cache import NoteEntry, NoteUnit, NoteUnitsCache, cache_for
 from vault_rag.retrieval.spans import Span, spans_of
 
 if TYPE_CHECKING:
     from vault_rag.index.vault_index import VaultIndex
-    from vault_rag.retrieval.hybrid import SearchResult
+    from vault_rag.retrieval.results import SearchResult
 
 __all__ = ["MARGIN", "Span", "SpanScorer", "best_span", "locate", "unit_spans"]
 
@@ -119,7 +119,7 @@ def locate(
     `make_result`), each cited at its best span, best first."""
     if not results:
         return
-    notes = cache or NoteUnitsCache(index.manifest)
+    notes = cache or cache_for(index)
     scorer = SpanScorer(query, index.lexical.idf(tokenize(query)))
     query_unit = _unit_vector(query_vector)
     slots: dict[str, list[int]] = {}

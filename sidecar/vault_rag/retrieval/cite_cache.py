@@ -13,15 +13,20 @@ from another process, drops the whole cache. Bounded: the least recently used no
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.manifest import Manifest
 from vault_rag.retrieval.spans import Span, chunk_spans
+
+if TYPE_CHECKING:
+    from vault_rag.index.vault_index import VaultIndex
 
 MAX_NOTES = 2048  # notes kept; a note's entry is its units' parsed form and vectors
 
@@ -81,6 +86,20 @@ class NoteUnitsCache:
             for note in touched:
                 self._entries.pop(note, None)
         self._token = token
+
+
+# One cache per open index, living as long as it (the index package does not know retrieval)
+_CACHES: weakref.WeakKeyDictionary[VaultIndex, NoteUnitsCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def cache_for(index: VaultIndex) -> NoteUnitsCache:
+    """The citation cache of this open index (made on first use)."""
+    with _CACHES_LOCK:
+        found = _CACHES.get(index)
+        if found is None or found.manifest is not index.manifest:
+            found = _CACHES[index] = NoteUnitsCache(index.manifest)
+        return found
 
 
 def _build(manifest: Manifest, note_path: str) -> NoteEntry:

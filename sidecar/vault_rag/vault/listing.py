@@ -8,7 +8,7 @@ later call stats the known folders and lists again only those that moved, or tha
 so soon after a change that a second change could share the timestamp (git's "racy" rule).
 File contents do not matter here: they are the manifest's business.
 
-The rules are the full walk's (`reader.iter_note_paths` is a one-off listing): `.md` files
+The rules are the full walk's (`iter_note_paths` is a one-off listing): `.md` files
 (and the other kinds' suffixes the indexer asks for: `.pdf`, `.canvas`),
 NFC vault-relative paths, sorted; hidden folders, ignored folders and files, and symlinks
 (files, and folders, which are never walked into) left out; unreadable folders skipped.
@@ -29,7 +29,7 @@ import fnmatch
 import os
 import time
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +81,7 @@ class VaultListing:
     ) -> None:
         self.root = root.resolve()
         self.ignores = tuple(ignores)
-        # A source's own rules (`sources/collections.py`: .gitignore, include/exclude globs):
+        # A source's own rules (`source_indexes/collections.py`: .gitignore, include/exclude globs):
         # skip(path, is_folder) → True leaves the file out, or the folder unwalked.
         self.skip = skip
         # The file kinds listed (lower case, with the dot): `.md`, and the other source kinds
@@ -230,3 +230,9 @@ def _is_utf8(text: str) -> bool:
     except UnicodeEncodeError:  # os.listdir's surrogate escapes of undecodable bytes
         return False
     return True
+
+
+def iter_note_paths(vault_root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) -> Iterator[str]:
+    """Vault-relative paths of every markdown note, sorted, skipping ignored and hidden folders
+    and symlinks (a link could point outside the vault): a one-off `VaultListing`."""
+    yield from VaultListing(vault_root, ignores).paths()

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.pipeline import NoteChunks
 from vault_rag.chunking.types import Chunk
-from vault_rag.pipeline import NoteChunks
 from vault_rag.settings import Settings
 from vault_rag.sources.base import make_unit
 from vault_rag.sources.code.languages import CODE_SUFFIXES, parser_for, spec_for

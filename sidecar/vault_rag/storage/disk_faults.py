@@ -2,10 +2,10 @@
 
 A full disk, a read-only mount, a missing permission or an I/O error make SQLite and Chroma
 fail as loudly as a damaged file does ("disk I/O error", "database or disk is full"). Setting
-files aside then (`doctor.py`) would throw away healthy conversations and a whole index for a
-problem that goes away when space returns. So every failure is first asked `disk_fault`: when
-it is one of these, the command says so and stops, touching nothing; only a check that fails
-on a file that could be read is damage.
+files aside then (`maintenance/doctor.py`) would throw away healthy conversations and a whole index
+for a problem that goes away when space returns. So every failure is first asked `disk_fault`: when
+it is one of these, the command says so and stops, touching nothing; only a check that fails on a
+file that could be read is damage.
 """
 
 from __future__ import annotations

@@ -17,15 +17,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.pipeline import chunk_options as default_chunk_options
+from vault_rag.chunking.pipeline import pipeline_signature
 from vault_rag.chunking.types import Chunk
-from vault_rag.index.dense_snapshot import refresh_snapshot
 from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
 from vault_rag.index.note_file import read_note_file
+from vault_rag.index.snapshot_build import refresh_snapshot
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.pipeline import chunk_options as default_chunk_options
-from vault_rag.pipeline import pipeline_signature
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.registry import SourceRegistry, source_registry
 from vault_rag.vault.links import NoteIndex, parse_link
@@ -355,7 +355,7 @@ class Indexer:
         priority: int = 0,
     ) -> None:
         """Store one resolved note's chunks: read from disk here, or posted by the plugin
-        (`index/sync.py`, already resolved with Obsidian's metadata)."""
+        (`index/updates/sync.py`, already resolved with Obsidian's metadata)."""
         deps, warnings = note_dependencies(note, note_index)
         self.index.lexical.upsert(_lexical_items(chunks))
         gone = self.index.manifest.replace_note(record, chunks, deps, warnings, priority)

@@ -14,7 +14,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from vault_rag.private_files import private_dir
+from vault_rag.storage.private_files import private_dir
 
 TOKEN_FILE = "server-token"
 

@@ -1,7 +1,7 @@
 """Where the settings file and a vault's data dir are, with the standard library and
 platformdirs only: `vault-rag search` finds a running sidecar through the data dir before it
-imports anything heavy (`search_client.py`). `settings.py` uses the same functions, so the two
-cannot disagree about the default locations."""
+imports anything heavy (`serving/search_client.py`). `settings.py` uses the same functions, so the
+two cannot disagree about the default locations."""
 
 from __future__ import annotations
 

@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from vault_rag.index.bm25_postings import Postings, Row, tokens_of
-from vault_rag.index.lexical_snapshot import Snapshots
-from vault_rag.index.tokenize import TOKENIZER_VERSION, tokenize
+from vault_rag.index.bm25.lexical_snapshot import Snapshots
+from vault_rag.index.bm25.postings import Postings, Row, tokens_of
+from vault_rag.index.bm25.tokenize import TOKENIZER_VERSION, tokenize
 
 log = logging.getLogger(__name__)
 

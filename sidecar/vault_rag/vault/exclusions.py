@@ -24,17 +24,26 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from vault_rag.private_files import FILE_MODE
+from vault_rag.storage.private_files import FILE_MODE
 from vault_rag.vault.reader import ROOTED, is_ignored
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from vault_rag.settings import Settings
-    from vault_rag.watch.changes import DiskSync
-    from vault_rag.watch.watcher import VaultWatcher
+
+
+# What a push applies the new list to, named by what it needs rather than imported: the
+# watcher and the index's disk sync sit above this module (`watch/`) and use it.
+class IgnoreFilter(Protocol):
+    ignores: tuple[str, ...]
+
+
+class IgnoreApplier(Protocol):
+    def set_ignores(self, ignores: tuple[str, ...]) -> Future[tuple[list[str], list[str]]]: ...
+
 
 EXCLUDE_FILE = "exclude.json"
 MAX_PATTERNS = 1000
@@ -140,7 +149,7 @@ class Exclusions:
         return is_excluded(rel_path, self.ignores())
 
     def push(
-        self, patterns: list[str], sync: DiskSync, watcher: VaultWatcher | None
+        self, patterns: list[str], sync: IgnoreApplier, watcher: IgnoreFilter | None
     ) -> Future[tuple[list[str], list[str]]]:
         """Replace the plugin's list: written to the data dir first (a crash right after still
         honours it at the next start), then applied to the watcher and, on the index writer,

@@ -32,7 +32,7 @@ import numpy as np
 from vault_rag.index.manifest import Manifest
 
 if TYPE_CHECKING:
-    from vault_rag.index.dense_snapshot import DenseSnapshot
+    from vault_rag.index.dense.snapshot import DenseSnapshot
 
 
 class NoteVectors:
@@ -43,7 +43,7 @@ class NoteVectors:
     ) -> None:
         self.manifest = manifest
         # The saved dense snapshot, when current: the first sync takes the centroids and the
-        # mean from it instead of reading every cached vector (`index/dense_snapshot.py`).
+        # mean from it instead of reading every cached vector (`index/dense/snapshot.py`).
         self._snapshot = snapshot
         self._seeded = False
         self._lock = threading.Lock()

@@ -25,8 +25,8 @@ from pathlib import Path
 import pathspec
 from pydantic import TypeAdapter, ValidationError
 
-from vault_rag.private_files import private_dir
 from vault_rag.settings import Settings, SourceSpec
+from vault_rag.storage.private_files import private_dir
 
 VAULT = "vault"  # the vault's own collection name
 ADDED_FILE = "sources.json"

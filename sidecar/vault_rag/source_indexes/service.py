@@ -11,13 +11,13 @@ from pathlib import Path
 
 from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
 from vault_rag.settings import Settings
-from vault_rag.sources.collections import (
+from vault_rag.source_indexes.collections import (
     SourceRun,
     index_sources,
     open_source,
     source_data_dir,
 )
-from vault_rag.sources.specs import VAULT, all_specs
+from vault_rag.source_indexes.specs import VAULT, all_specs
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ file overwritten or truncated at its start; `full_check` (`vault-rag doctor`) al
 SQLite's `integrity_check`, opens Chroma, loads the lexical index and compares the counts.
 
 A full disk, a read-only mount, a missing permission or an I/O error is not damage
-(`disk_faults.py`): every check raises `DataDirUnavailableError` for it and nothing is moved.
-Only a check that fails on a file that could be read sets that file aside.
+(`storage/disk_faults.py`): every check raises `DataDirUnavailableError` for it and nothing is
+moved. Only a check that fails on a file that could be read sets that file aside.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_rag.disk_faults import check_room, disk_fault
+from vault_rag.storage.disk_faults import check_room, disk_fault
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 DAMAGE_SEEN = "damage.seen"  # written by a server that met damage while it ran

@@ -15,7 +15,7 @@ two indexes. The writer holds the index's `WriterLock` for its whole life, so a 
 `vault-rag index` started meanwhile fails at once instead of writing alongside.
 
 What every note change does (the note routes, disk batches, the start-up scan) is in
-`index/sync.py`; `watch/changes.py` schedules the disk batches. All run as jobs here
+`index/updates/sync.py`; `watch/changes.py` schedules the disk batches. All run as jobs here
 (`submit`), so no two writes ever interleave.
 """
 
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
-from vault_rag.index.dense_snapshot import refresh_snapshot
-from vault_rag.index.indexer import Indexer, Progress
 from vault_rag.index.manifest import Manifest
+from vault_rag.index.snapshot_build import refresh_snapshot
+from vault_rag.index.updates.indexer import Indexer, Progress
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.listing import VaultListing
 
@@ -252,7 +252,7 @@ class IndexWriter:
         if self._dirty:
             self._persist_lexical()
             self._mark_store()
-        # For the next process that only searches (`index/dense_snapshot.py`): on stop, not on
+        # For the next process that only searches (`index/dense/snapshot.py`): on stop, not on
         # every idle (at 10k notes ~130 MB written); nothing to do when current, never raises.
         refresh_snapshot(self.indexer.index)
         self.status.state = "stopped"

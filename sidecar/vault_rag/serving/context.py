@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import logging
 
-from vault_rag import doctor
-from vault_rag.disk_faults import disk_fault
+from vault_rag.chunking.pipeline import chunk_options
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.embeddings.factory import make_provider
-from vault_rag.exclusions import Exclusions
-from vault_rag.index.dense_snapshot import SnapshotSearchStore
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.snapshot_build import SnapshotSearchStore
 from vault_rag.index.stores.factory import open_vector_store
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.pipeline import chunk_options
+from vault_rag.maintenance import doctor
 from vault_rag.settings import Settings
 from vault_rag.sources.registry import source_registry
+from vault_rag.storage.disk_faults import disk_fault
+from vault_rag.vault.exclusions import Exclusions
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +42,10 @@ def open_index(
     lazy_store: bool = False,
     search_only: bool = False,
 ) -> VaultIndex:
-    """The index of the configured vault. Damaged files are set aside first (see `doctor.py`:
-    the index is rebuilt from the vault, the feedback and conversation stores start afresh);
-    `DamagedDataError` when that is impossible because another process writes the data dir.
+    """The index of the configured vault. Damaged files are set aside first (see
+    `maintenance/doctor.py`: the index is rebuilt from the vault, the feedback and conversation
+    stores start afresh); `DamagedDataError` when that is impossible because another process writes
+    the data dir.
 
     `lazy_store` (`vault-rag index`): when the last run left the store and the manifest in
     agreement and neither changed since (`VaultIndex.store_in_sync`), embedded Chroma is only
@@ -52,11 +53,11 @@ def open_index(
 
     `search_only` (`vault-rag search` in its own process): while the dense snapshot is
     current, embedded Chroma's searches come from it and the store is never opened
-    (`index/dense_snapshot.py`). Such a command only reads: damage raises `DamagedDataError`
+    (`index/dense/snapshot.py`). Such a command only reads: damage raises `DamagedDataError`
     and nothing is moved.
 
     A full disk, a read-only mount or an I/O error raises `DataDirUnavailableError`
-    (`disk_faults.py`), also with nothing moved."""
+    (`storage/disk_faults.py`), also with nothing moved."""
     if settings.vault is None:
         raise ValueError("no vault configured: pass --vault PATH or set VAULT_RAG_VAULT")
     data_dir = settings.resolved_data_dir()

@@ -1,7 +1,7 @@
-"""`vault-rag search` in its own process, when no sidecar answers (`search_client.py`).
+"""`vault-rag search` in its own process, when no sidecar answers (`serving/search_client.py`).
 
 It imports only what one search needs: settings, the index (with the dense snapshot, no
-chromadb while it is current: `index/dense_snapshot.py`), hybrid search and the feedback prior.
+chromadb while it is current: `index/dense/snapshot.py`), hybrid search and the feedback prior.
 Not the Typer CLI with its other commands and their stages (~0.4 s of imports), so the
 `vault-rag` entry point (`entry.py`) calls it directly; the Typer command calls it too, for
 `--in-process` and anything the entry point leaves to Typer's parsing.
@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from vault_rag.search_client import SearchArgs, print_search_results
+from vault_rag.serving.search_client import SearchArgs, print_search_results
 
 
 def search_in_process(args: SearchArgs, console: Any = None) -> int:
@@ -22,16 +22,16 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
     with an error on stderr when the index cannot be opened or searched)."""
     from rich.console import Console
 
-    from vault_rag.context import open_index
-    from vault_rag.doctor import DamagedDataError
     from vault_rag.embeddings.base import EmbeddingError
     from vault_rag.feedback.prior import FeedbackPrior, open_prior
     from vault_rag.index.vault_index import ModelMismatchError
-    from vault_rag.private_files import private_umask
+    from vault_rag.maintenance.doctor import DamagedDataError
     from vault_rag.retrieval.collections import UnknownCollectionError, search_collections
     from vault_rag.retrieval.hybrid import search_options
+    from vault_rag.serving.context import open_index
     from vault_rag.settings import load_settings
-    from vault_rag.sources.collections import open_searched
+    from vault_rag.source_indexes.collections import open_searched
+    from vault_rag.storage.private_files import private_umask
 
     private_umask()  # the index holds note text (as every CLI command: cli/app.py)
     err = Console(stderr=True)

@@ -65,14 +65,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vault_rag.chunking.chunker import chunk_note
-from vault_rag.exclusions import is_excluded
-from vault_rag.index.indexer import Indexer, ScanResult, dependents_of, note_dependencies
+from vault_rag.chunking.pipeline import pipeline_signature
 from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
 from vault_rag.index.note_file import FileInFlux, read_note_file
-from vault_rag.index.post_checks import PostRefused, refuse_posted
-from vault_rag.index.writer import IndexWriter, vector_needs
-from vault_rag.pipeline import pipeline_signature
+from vault_rag.index.updates.indexer import Indexer, ScanResult, dependents_of, note_dependencies
+from vault_rag.index.updates.post_checks import PostedNote, PostRefused, refuse_posted
+from vault_rag.index.updates.writer import IndexWriter, vector_needs
 from vault_rag.vault.embeds import resolve_text
+from vault_rag.vault.exclusions import is_excluded
 from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.paths import UnsafePathError
@@ -82,15 +82,7 @@ from vault_rag.vault.types import ResolvedNote, Span
 STALE = "stale"
 log = logging.getLogger(__name__)
 
-__all__ = ["POSTED_PREFIX", "FileInFlux", "PostRefused", "VaultSync"]
-
-
-@dataclass
-class PostedNote:
-    path: str  # normalised, vault-relative
-    content: str  # frontmatter block (if any) + body with embeds inlined
-    embeds: list[str]  # normalised paths of the notes inlined, transitively
-    mtime: float | None  # ms since the epoch of the file the plugin read
+__all__ = ["POSTED_PREFIX", "FileInFlux", "PostRefused", "PostedNote", "VaultSync"]
 
 
 @dataclass

@@ -1,15 +1,23 @@
-"""Whether a `PUT /v1/notes` batch may be indexed at all (see `index/sync.py`): checked for the
-whole batch before anything of it is stored, so a refused batch leaves the index as it was."""
+"""What a `PUT /v1/notes` batch holds, and whether it may be indexed at all (see
+`index/updates/sync.py`): checked for the whole batch before anything of it is stored, so a refused
+batch leaves the index as it was."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-from vault_rag.exclusions import is_excluded
+from vault_rag.vault.exclusions import is_excluded
 from vault_rag.vault.reader import is_note_path
 
-if TYPE_CHECKING:
-    from vault_rag.index.sync import PostedNote
+
+@dataclass
+class PostedNote:
+    """One note of a `PUT /v1/notes` batch, as the plugin resolved it."""
+
+    path: str  # normalised, vault-relative
+    content: str  # frontmatter block (if any) + body with embeds inlined
+    embeds: list[str]  # normalised paths of the notes inlined, transitively
+    mtime: float | None  # ms since the epoch of the file the plugin read
 
 
 class PostRefused(Exception):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vault_rag.index.bm25_postings import Postings, Row
+from vault_rag.index.bm25.postings import Postings, Row
 
 log = logging.getLogger(__name__)
 

@@ -1,12 +1,12 @@
 """`vault-rag search` through a running sidecar, and the search command's output.
 
-When `vault-rag serve` runs on the same data dir (its record, `server_info.py`), the search is
-a `POST /v1/search` to it with the data dir's token: no index to open, no model to load. This
+When `vault-rag serve` runs on the same data dir (its record, `serving/server_info.py`), the search
+is a `POST /v1/search` to it with the data dir's token: no index to open, no model to load. This
 module imports only the standard library, platformdirs and (to print a table) rich, so the
-`vault-rag` entry point (`entry.py`) can run it before the CLI and its stages are imported.
-Anything it cannot do exactly as the in-process search would (`--per-note`, `--explain`, `-k`
-above the API's 100, no record, a stale record, a refused token, an error) returns None, and
-the caller searches in-process.
+`vault-rag` entry point (`entry.py`) can run it before the CLI and its stages are imported. Anything
+it cannot do exactly as the in-process search would (`--per-note`, `--explain`, `-k` above the API's
+100, no record, a stale record, a refused token, an error) returns None, and the caller searches
+in-process.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vault_rag.locations import quick_data_dir
-from vault_rag.server_info import process_alive, read_server_record
-from vault_rag.server_token import token_path
+from vault_rag.serving.server_info import process_alive, read_server_record
+from vault_rag.serving.server_token import token_path
+from vault_rag.storage.locations import quick_data_dir
 
 # The order of `retrieval.hybrid.SearchResult`'s fields, so `--json` prints the same text both
 # ways (tests/test_search_client.py checks it); fields the server adds later go after them.

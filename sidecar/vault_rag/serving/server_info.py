@@ -5,7 +5,7 @@
 removes it when it stops. A server that was killed leaves it behind: a reader treats a record
 as stale when its process is gone or its port does not answer `/v1/health` as a Vault RAG
 sidecar, and the next `serve` replaces it. Standard library only (it is read on the fast path).
-The token is not in it: it stays in `server-token` (`server_token.py`).
+The token is not in it: it stays in `server-token` (`serving/server_token.py`).
 """
 
 from __future__ import annotations

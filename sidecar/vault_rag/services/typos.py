@@ -19,7 +19,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from vault_rag.graph.llm import ChatProvider, LLMUnavailable, StructuredOutputError, bounds
-from vault_rag.vault.reader import DEFAULT_IGNORES, iter_note_paths, read_note
+from vault_rag.vault.listing import iter_note_paths
+from vault_rag.vault.reader import DEFAULT_IGNORES, read_note
 
 BATCH_LINES = 40
 BATCH_CHARS = 2500

@@ -16,16 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault_rag import doctor
+from vault_rag.chunking.pipeline import chunk_options
 from vault_rag.embeddings.base import EmbeddingProvider
-from vault_rag.index.indexer import Indexer, IndexSummary
 from vault_rag.index.stores.factory import open_vector_store
+from vault_rag.index.updates.indexer import Indexer, IndexSummary
 from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
-from vault_rag.pipeline import chunk_options
+from vault_rag.maintenance import doctor
 from vault_rag.settings import DEFAULT_IGNORES, Settings, SourceSpec
+from vault_rag.source_indexes.specs import VAULT, SourceError, all_specs, check_specs, path_rules
 from vault_rag.sources.code.kind import CodeKind
 from vault_rag.sources.registry import SourceRegistry, markdown_only, source_registry
-from vault_rag.sources.specs import VAULT, SourceError, all_specs, check_specs, path_rules
 
 SOURCES_DIR = "sources"
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Vector stores behind one small interface, chosen by the `vector_store` setting
-(`index/stores/factory.py`): embedded Chroma (`index/chroma_store.py`) by default, a Chroma
-server or Milvus (`index/stores/`). Indexing, search and recovery see only `VectorStore`.
+(`factory.py`): embedded Chroma (`chroma.py`) by default, a Chroma server (`chroma_http.py`)
+or Milvus (`milvus.py`). Indexing, search and recovery see only `VectorStore`.
 
 Vectors are always computed by our own providers and passed in, so a store never embeds on its
 own (Chroma's default embedding function would download a model) and re-keying a renamed note
@@ -37,7 +37,3 @@ class VectorStore(Protocol):
     ) -> list[tuple[str, float]]:
         """(chunk id, cosine similarity) best first, optionally only within `note_paths`."""
         ...
-
-
-# The embedded backend, importable from here as before.
-from vault_rag.index.chroma_store import ChromaStore as ChromaStore  # noqa: E402
