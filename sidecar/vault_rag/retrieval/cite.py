@@ -11,8 +11,10 @@ the best span when it beats the unit's own first section by a clear margin.
 Within one note, the positions the search gave it are filled again (`locate`): its results
 and its other candidate units compete, by span match, fused score and cosine to the question,
 so a note's best section is not shadowed by an overview unit that ranked higher as a whole (the
-per-note cap). The note-level ranking is exactly the search's: only which of a note's units
-fills its positions, and where each citation points, change.
+per-note cap); a span that encloses another candidate's section, or the note's opening text,
+counts as an overview and loses `PARENT_PENALTY`. The note-level ranking is exactly the
+search's: only which of a note's units fills its positions, and where each citation points,
+change.
 
 The notes' units, cut and folded, and their vectors come from a cache kept per note
 (`retrieval/cite_cache.py`), so a warm search reads nothing from the manifest here.
