@@ -4,7 +4,9 @@
                                    [--repeats 3] [--profile]
 
 Runs `hybrid_search` over the benchmark's 16 queries (after one warm-up round), `--repeats`
-rounds, and prints p50/p95; `--profile` adds the top functions by own time. `--code` imports
+rounds, and prints p50/p95; `--profile` adds the top functions by own time. `--cite-ab` runs
+every query twice in a row, with `cite_spans` off and on (alternating which goes first), and
+prints both, so the load of a shared machine falls on both alike. `--code` imports
 another checkout's sidecar (e.g. a frozen copy of main) to compare builds on the same index;
 the index is only read (opening it may migrate its files).
 """
@@ -17,6 +19,7 @@ import pstats
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.common import SIDECAR
 
@@ -29,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--code", type=Path, default=SIDECAR)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--cite-ab", action="store_true")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.code))
     from benchmarks.procs import QUERIES
@@ -42,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     options = search_options(settings)
     for query in QUERIES:  # warm: snapshots, centroids, caches
         hybrid_search(index, query, options)
+    if args.cite_ab:
+        _cite_ab(index, options, args.repeats)
+        index.close()
+        return 0
     samples = []
     profile = cProfile.Profile() if args.profile else None
     for _ in range(args.repeats):
@@ -61,3 +69,31 @@ def main(argv: list[str] | None = None) -> int:
         pstats.Stats(profile).sort_stats("tottime").print_stats(12)
     index.close()
     return 0
+
+
+def _cite_ab(index: Any, options: Any, repeats: int) -> None:  # (types of the --code checkout)
+    from dataclasses import replace
+
+    from benchmarks.procs import QUERIES
+    from benchmarks.stats import percentile
+    from vault_rag.retrieval.hybrid import hybrid_search
+
+    variants = {"off": replace(options, cite_spans=False), "on": replace(options, cite_spans=True)}
+    for variant in variants.values():  # warm the citation cache too
+        for query in QUERIES:
+            hybrid_search(index, query, variant)
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for round_ in range(repeats):
+        for number, query in enumerate(QUERIES):
+            names = list(variants) if (round_ + number) % 2 == 0 else list(variants)[::-1]
+            for name in names:
+                started = time.perf_counter()
+                hybrid_search(index, query, variants[name])
+                samples[name].append(1000 * (time.perf_counter() - started))
+    for name, values in samples.items():
+        print(
+            f"hybrid_search cite_spans {name}: p50 {percentile(values, 50):.1f} ms, "
+            f"p95 {percentile(values, 95):.1f} ms, n {len(values)}"
+        )
+    paired = [b - a for a, b in zip(samples["off"], samples["on"], strict=True)]
+    print(f"on − off, same query back to back: median {percentile(paired, 50):+.1f} ms")

@@ -13,7 +13,8 @@ import pytest
 from vault_rag.embeddings.hashing import HashProvider
 from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.retrieval.cite import MARGIN, SpanScorer, best_span, unit_spans
+from vault_rag.retrieval.cite import MARGIN, Span, SpanScorer, _encloses, best_span, unit_spans
+from vault_rag.retrieval.cite_cache import cache_for
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
 
 UNIT = """## Setup
@@ -124,3 +125,59 @@ def test_note_ranking_is_the_searchs_whatever_the_citation(hashed_index) -> None
             dict.fromkeys(r.note_path for r in located)
         )
         assert [r.note_path for r in plain] == [r.note_path for r in located]
+
+
+def test_the_note_cache_follows_an_edit_of_the_note(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name, text in VAULT.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    built = VaultIndex(vault, tmp_path / "data", HashProvider())
+    try:
+        Indexer(built).run()
+        query = "simulate packet loss latency"
+        first = hybrid_search(built, query, SearchOptions(cite_spans=True))[0]
+        assert first.anchor == "Network emulation"
+        before = cache_for(built).entry("Guide.md")
+        assert cache_for(built).entry("Guide.md") is before  # kept between searches
+        # two lines above the section: its cited lines move, and the cache must see it
+        (vault / "Guide.md").write_text("# Guide\n\nIntro.\n\n" + UNIT + "\n", encoding="utf-8")
+        Indexer(built).run()
+        assert cache_for(built).entry("Guide.md") is not before
+        moved = hybrid_search(built, query, SearchOptions(cite_spans=True))[0]
+        assert moved.anchor == "Network emulation"
+        assert moved.line_start == first.line_start + 2
+        lines = (vault / "Guide.md").read_text("utf-8").split("\n")
+        assert lines[moved.line_start - 1] == "### Network emulation"
+    finally:
+        built.close()
+
+
+def test_headings_are_named_as_obsidian_shows_them_and_nest_by_level() -> None:
+    code = "### `daily:read`\n\nRead it.\n\n### `daily:append`\n\nAppend to it."
+    result = replace(_result(code), heading_path="Daily notes > daily:read", anchor="daily:read")
+    spans = unit_spans(result, {})
+    assert [s.heading_path for s in spans] == [
+        "Daily notes > daily:read",
+        "Daily notes > daily:append",
+    ]
+    assert spans[1].anchor == "daily:append"
+    # the chunker names a unit after its first subsection when the heading it opens with has
+    # no text of its own: that heading is the parent, not a second copy of it
+    opening = "## Examples\n\n### Deadline\n\nOne.\n\n### Overdue\n\nTwo."
+    result = replace(_result(opening), heading_path="Examples > Deadline", anchor="Deadline")
+    spans = unit_spans(result, {})
+    assert [s.heading_path for s in spans] == [
+        "Examples",
+        "Examples > Deadline",
+        "Examples > Overdue",
+    ]
+    assert [s.first for s in spans] == [True, False, False]
+
+
+def test_an_overview_is_a_section_enclosing_another_candidate() -> None:
+    intro = Span("Guide", "", "", 1, 3, "text", True)
+    setup = Span("Guide > Setup", "Setup", "Setup", 5, 9, "text", True)
+    assert _encloses(intro, ["Guide", "Guide > Setup"])
+    assert _encloses(setup, ["Guide > Setup", "Guide > Setup > Network emulation"])
+    assert not _encloses(setup, ["Guide > Setup", "Guide > Shipping", "Guide > Setupx"])

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from vault_rag.evaluation.hints import HintLine, locate_hints
 from vault_rag.evaluation.metrics import (
     GOLD,
     Hit,
     credits,
     heading_run,
     in_section,
+    line_run,
     note_run,
     score,
 )
@@ -164,3 +167,43 @@ def test_question_file_errors_name_every_bad_line(tmp_path: Path):
         load_qa([path], notes=["Other.md"])
     loaded = load_qa([path], notes=["G.md"])
     assert loaded[0].gold == ("G.md",) and not loaded[0].off_topic
+
+
+def test_line_level_needs_the_cited_lines_to_hold_the_hint_line(tmp_path: Path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "G.md").write_text("# G\n\n## Setup\n\nSet   the Port to 8080.\n", encoding="utf-8")
+    (vault / "E.md").write_text("# E\n\n![[G#Setup]]\n", encoding="utf-8")
+    items = [
+        replace(item("q1", ["E.md", "G.md"]), answer_hint="set the port"),  # found in G, line 5
+        replace(item("q2", ["G.md"]), answer_hint="no such words"),
+        item("q3", ["G.md"]),
+    ]
+    lines, missing = locate_hints(items, vault)
+    assert lines == {"q1": HintLine("G.md", 5)} and missing == ["q2"]
+    ranked = [
+        Hit("G.md", "G > Setup", (), "a", line_start=1, line_end=4),  # the note, not the line
+        Hit("E.md", "E", (), "b", line_start=3, line_end=5),  # holds line 5 of another note
+        Hit("G.md", "G > Setup", (), "c", line_start=3, line_end=5),
+    ]
+    keys = line_run(ranked, "G.md", 5, k=10)
+    assert keys.index(GOLD) == 2
+    rankings = {"q1": ranked, "q2": ranked, "q3": ranked}
+    report = evaluate(items, [Fixed("fixed", rankings)], k=10, hint_lines=lines)
+    assert report["with_line"] == 1
+    line = report["systems"]["fixed"]["line"]["overall"]
+    assert line["n"] == 1 and line["mrr@10"] == pytest.approx(1 / 3)
+    assert "Line level, overall (n = 1):" in to_markdown(report)
+    # results without lines (the naive lists) are not scored at the line level
+    bare = {q: [Hit(h.note_path, h.heading_path) for h in ranked] for q in rankings}
+    assert "line" not in evaluate(items, [Fixed("bare", bare)], hint_lines=lines)["systems"]["bare"]
+
+
+def test_a_blank_answer_hint_is_a_bad_line(tmp_path: Path):
+    path = tmp_path / "qa.jsonl"
+    good = {"id": "a", "question": "Where?", "gold": ["G.md"], "kind": "lexical"}
+    path.write_text(json.dumps({**good, "answer_hint": " "}) + "\n", encoding="utf-8")
+    with pytest.raises(QAError, match="answer_hint"):
+        load_qa([path])
+    path.write_text(json.dumps({**good, "answer_hint": " port "}) + "\n", encoding="utf-8")
+    assert load_qa([path])[0].answer_hint == "port"

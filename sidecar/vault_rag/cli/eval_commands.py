@@ -15,6 +15,7 @@ from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
 from vault_rag.embeddings.base import EmbeddingError
+from vault_rag.evaluation.hints import locate_hints
 from vault_rag.evaluation.metrics import MEASURES
 from vault_rag.evaluation.qa import QAError, load_qa, source_key
 from vault_rag.evaluation.report import LABELS, to_markdown
@@ -118,6 +119,12 @@ def eval_command(
         items = load_qa(qa, notes=_known(settings, vault_index))
         # Only the vault: exactly the vault's own search (no collection machinery at all).
         collections = searched if list(searched) != [VAULT] else None
+        hint_lines, unplaced = locate_hints(items, vault_index.vault_root)
+        if unplaced:
+            err.print(
+                f"[yellow]warning[/] answer_hint not found in its gold notes (no line level): "
+                f"{', '.join(unplaced)}"
+            )
         systems: list[System] = [
             IndexSystem(
                 vault_index, search_options(settings, k * settings.per_note_cap), s, "", collections
@@ -139,7 +146,7 @@ def eval_command(
             )
             depth = k * settings.per_note_cap
             systems += [NaiveSystem(pipeline, m, depth) for m in ("dense", "lexical", "hybrid")]
-        report = evaluate(items, systems, k)
+        report = evaluate(items, systems, k, hint_lines=hint_lines)
     except QAError as exc:
         fail(str(exc))
         return
@@ -241,17 +248,19 @@ def _print(report: dict[str, Any]) -> None:
         ("heading", "heading level (gold_heading)"),
         ("page", "page level (gold_page: PDFs)"),
         ("symbol", "symbol level (gold_symbol: code)"),
+        ("line", "line level (answer_hint)"),
     )
     for level, title in levels:
-        if not any(s.get(level, {}).get("overall", {}).get("n") for s in systems.values()):
+        scored = {n: s for n, s in systems.items() if s.get(level, {}).get("overall", {}).get("n")}
+        if not scored:
             continue
         table = Table(title=title)
         for column in ("scope", "n", "system", *(LABELS[m] for m in MEASURES)):
             table.add_column(column, justify="left" if column in ("scope", "system") else "right")
-        first = next(iter(systems.values()))[level]
+        first = next(iter(scored.values()))[level]
         scopes = [("overall", first["overall"]), *first["by_kind"].items()]
         for number, (scope, stats) in enumerate(scopes):
-            for position, (name, data) in enumerate(systems.items()):
+            for position, (name, data) in enumerate(scored.items()):
                 group = data[level]
                 row = group["overall"] if scope == "overall" else group["by_kind"][scope]
                 values = [f"{row[m]:.3f}" for m in MEASURES]

@@ -18,6 +18,8 @@ Judgement (ours, documented in docs/retrieval.md):
   `gold_symbol`): a passage from a gold file whose symbol names the gold symbol (`symbol_matches`),
   not deduplicated, cut to k. Questions that need every gold item (`gold_all`, a note AND a code
   file): found when each one is among the first k distinct notes/files (`all_found`).
+- Line level (questions whose `answer_hint` is found in a gold note, `hints.py`): a result
+  must cite that note with lines that hold the hint's line; passages, cut to k.
 
 The arithmetic is ir-measures (trec_eval through pytrec_eval). Each run's scores are strictly
 decreasing by rank, so trec_eval's tie-breaking (by document id) can never re-order what the
@@ -55,6 +57,8 @@ class Hit:
     page: int | None = None  # a PDF passage's pages
     page_end: int | None = None
     symbol: str = ""  # a code unit's symbol (`leveldb::DBImpl::Write`), "" otherwise
+    line_start: int | None = None  # the cited lines of `note_path`
+    line_end: int | None = None
 
 
 def credits(hit: Hit, gold: Iterable[str]) -> bool:
@@ -153,6 +157,18 @@ def all_found(hits: Sequence[Hit], gold: Sequence[str], k: int) -> bool:
                 break
         found.update(g for g in gold if credits(hit, [g]))
     return found >= set(gold)
+
+
+def line_run(hits: Sequence[Hit], note_path: str, line: int, k: int) -> list[str]:
+    """The passage-level ranking of a located answer line: results citing that note whose
+    lines hold it count as `GOLD` (the note as cited, not through an embed: the lines are
+    the note's own)."""
+    keys: list[str] = []
+    for i, hit in enumerate(hits[:k]):
+        first, last = hit.line_start, hit.line_end
+        held = first is not None and last is not None and first <= line <= last
+        keys.append(GOLD if held and hit.note_path == note_path else f"{i}:{hit.chunk_id}")
+    return list(dict.fromkeys(keys))
 
 
 def first_rank(keys: Sequence[str]) -> int | None:

@@ -2,7 +2,8 @@
 
 Each line is an object with `id`, `question`, `gold` (vault-relative note paths; any one of
 them answers the question), optional `gold_heading` (the heading text, or a heading path
-`A > B`, of the answering section), `kind` and `lang`. A question with `gold: []` is off
+`A > B`, of the answering section), optional `answer_hint` (a short phrase of the answering
+line, for the line level), `kind` and `lang`. A question with `gold: []` is off
 topic: the vault does not answer it, so retrieval metrics skip it (it is counted apart).
 
 Code sources beside the vault (issue 27): a gold item `leveldb:db/db_impl.cc` is the file
@@ -53,6 +54,8 @@ class QAItem:
     gold: tuple[str, ...]  # alternatives: a result from any of these notes answers it
     gold_heading: str | None = None
     gold_page: int | None = None  # a PDF answer: the 1-based page of the first gold file
+    # A short phrase of the line that answers, in a gold note (evaluation/hints.py): line level
+    answer_hint: str | None = None
     kind: str = "unspecified"
     lang: str | None = None
     source: str = ""  # "file:line", for messages
@@ -142,6 +145,9 @@ def _parse(raw: Any, where: str, known: set[str] | None) -> QAItem:
     page = raw.get("gold_page")
     if page is not None and (isinstance(page, bool) or not isinstance(page, int) or page < 1):
         raise QAError(f"{where}: `gold_page` must be a page number (1 or more) when given")
+    hint = raw.get("answer_hint")
+    if hint is not None and (not isinstance(hint, str) or not hint.strip()):
+        raise QAError(f"{where}: `answer_hint` must be a non-empty string when given")
     lang = raw.get("lang")
     if lang is not None and not isinstance(lang, str):
         raise QAError(f"{where}: `lang` must be a string")
@@ -161,6 +167,7 @@ def _parse(raw: Any, where: str, known: set[str] | None) -> QAItem:
         gold=paths,
         gold_heading=heading.strip() if heading else None,
         gold_page=page,
+        answer_hint=hint.strip() if hint else None,
         kind=kind,
         lang=lang,
         source=where,

@@ -20,7 +20,6 @@ def to_markdown(report: dict[str, Any], title: str = "") -> str:
     """Per level: one table of every measure per system, then one row per kind with
     R@1 / R@5 / MRR@10 per system."""
     systems: dict[str, Any] = report["systems"]
-    names = list(systems)
     lines = [f"### {title}", ""] if title else []
     lines.append(
         f"{report['scored']} scored questions ({report['off_topic']} off-topic skipped), "
@@ -31,11 +30,14 @@ def to_markdown(report: dict[str, Any], title: str = "") -> str:
         ("heading", "Heading level"),
         ("page", "Page level"),
         ("symbol", "Symbol level (code)"),
+        ("line", "Line level"),
     )
     for level, heading in levels:
-        first = systems[names[0]].get(level, {})
-        if not first.get("overall", {}).get("n"):
+        # (the line level is scored only for systems whose results carry lines)
+        names = [n for n in systems if systems[n].get(level, {}).get("overall", {}).get("n")]
+        if not names:
             continue
+        first = systems[names[0]][level]
         lines += ["", f"{heading}, overall (n = {first['overall']['n']}):", ""]
         lines.append("| system | " + " | ".join(LABELS[m] for m in MEASURES) + " |")
         lines.append("|---|" + "---:|" * len(MEASURES))
@@ -51,11 +53,11 @@ def to_markdown(report: dict[str, Any], title: str = "") -> str:
                 for n in names
             ]
             lines.append(f"| {kind} | {stats['n']} | " + " | ".join(cells) + " |")
-    if any(systems[n].get("all") for n in names):
-        n_all = next(systems[n]["all"]["n"] for n in names if systems[n].get("all"))
+    if any(systems[n].get("all") for n in systems):
+        n_all = next(systems[n]["all"]["n"] for n in systems if systems[n].get("all"))
         lines += ["", f"Every gold item found (`gold_all`, n = {n_all}):", ""]
         lines += ["| system | all@5 | all@10 |", "|---|---:|---:|"]
-        for name in names:
+        for name in systems:
             row = systems[name].get("all") or {}
             cells = [_num(row[m]) if m in row else "–" for m in ("all@5", "all@10")]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")

@@ -15,11 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from vault_rag.evaluation.hints import HintLine
 from vault_rag.evaluation.metrics import (
     Hit,
     all_found,
     first_rank,
     heading_run,
+    line_run,
     mean,
     note_run,
     page_run,
@@ -86,6 +88,8 @@ class IndexSystem:
                 r.page,
                 r.page_end,
                 r.symbol or "",
+                r.line_start,
+                r.line_end,
             )
             for r in results
         ]
@@ -102,6 +106,7 @@ class Outcome:
     page_rank: int | None = None  # None also when the question has no gold_page
     symbol_rank: int | None = None  # None also when the question has no gold_symbol
     all_at: dict[int, bool] = field(default_factory=dict)  # gold_all: every item in top n
+    line_rank: int | None = None  # None also when the question has no located answer_hint
 
 
 @dataclass
@@ -112,6 +117,7 @@ class SystemReport:
     page: dict[str, Any] = field(default_factory=dict)  # questions with a gold_page only
     symbol: dict[str, Any] = field(default_factory=dict)  # questions with a gold_symbol only
     all: dict[str, Any] = field(default_factory=dict)  # gold_all questions: all@5, all@10
+    line: dict[str, Any] = field(default_factory=dict)  # questions with a located hint only
     misses: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -121,15 +127,19 @@ def evaluate(
     systems: Sequence[System],
     k: int = 10,
     on_question: Callable[[], None] | None = None,
+    hint_lines: dict[str, HintLine] | None = None,
 ) -> dict[str, Any]:
-    """Score every system on `items`; off-topic questions are skipped and counted."""
+    """Score every system on `items`; off-topic questions are skipped and counted.
+    `hint_lines` (`hints.locate_hints`): the answer line of questions with a located hint, for
+    the line level (scored only for systems whose results carry lines)."""
+    lines = hint_lines or {}
     answerable = [i for i in items if not i.off_topic]
     reports = []
     for system in systems:
         started = time.perf_counter()
         judged = []
         for item in answerable:
-            judged.append(_judge(item, system.search(item.question), k))
+            judged.append(_judge(item, system.search(item.question), k, lines.get(item.id)))
             if on_question is not None:
                 on_question()
         report = _report(system.name, judged)
@@ -147,6 +157,7 @@ def evaluate(
             if any(i.gold_symbols for i in answerable)
             else {}
         ),
+        "with_line": sum(1 for i in answerable if i.id in lines),
         "systems": {r.name: _as_dict(r) for r in reports},
     }
 
@@ -161,13 +172,16 @@ class Judged:
     headings: list[str] | None
     pages: list[str] | None
     symbols: list[str] | None
+    lines: list[str] | None
 
 
-def _judge(item: QAItem, hits: list[Hit], k: int) -> Judged:
+def _judge(item: QAItem, hits: list[Hit], k: int, hint: HintLine | None = None) -> Judged:
     notes = note_run(hits, item.gold, k)
     headings = heading_run(hits, item.gold, item.gold_heading, k) if item.gold_heading else None
     pages = page_run(hits, item.gold, item.gold_page, k) if item.gold_page else None
     symbols = symbol_run(hits, item.gold, item.gold_symbols, k) if item.gold_symbols else None
+    has_lines = any(h.line_start is not None for h in hits)
+    lines = line_run(hits, hint.note_path, hint.line, k) if hint and has_lines else None
     outcome = Outcome(
         item=item,
         note_rank=first_rank(notes),
@@ -176,13 +190,14 @@ def _judge(item: QAItem, hits: list[Hit], k: int) -> Judged:
         page_rank=first_rank(pages) if pages is not None else None,
         symbol_rank=first_rank(symbols) if symbols is not None else None,
         all_at={n: all_found(hits, item.gold, n) for n in ALL_DEPTHS} if item.gold_all else {},
+        line_rank=first_rank(lines) if lines is not None else None,
     )
-    return Judged(outcome, notes, headings, pages, symbols)
+    return Judged(outcome, notes, headings, pages, symbols, lines)
 
 
 def _report(name: str, judged: list[Judged]) -> SystemReport:
-    note_scores, heading_scores, page_scores, symbol_scores = (
-        _scores(judged, level) for level in ("notes", "headings", "pages", "symbols")
+    note_scores, heading_scores, page_scores, symbol_scores, line_scores = (
+        _scores(judged, level) for level in ("notes", "headings", "pages", "symbols", "lines")
     )
     report = SystemReport(name)
     report.note = _grouped([j.outcome for j in judged], note_scores)
@@ -193,6 +208,9 @@ def _report(name: str, judged: list[Judged]) -> SystemReport:
     coded = [j.outcome for j in judged if j.symbols is not None]
     if coded:  # (likewise: only sets with gold_symbol)
         report.symbol = _grouped(coded, symbol_scores)
+    lined = [j.outcome for j in judged if j.lines is not None]
+    if lined:  # (likewise absent without located hints)
+        report.line = _grouped(lined, line_scores)
     needing_all = [j.outcome for j in judged if j.outcome.all_at]
     if needing_all:
         report.all = {
@@ -241,6 +259,7 @@ def _as_dict(report: SystemReport) -> dict[str, Any]:
         **({"page": report.page} if report.page else {}),
         **({"symbol": report.symbol} if report.symbol else {}),
         **({"all": report.all} if report.all else {}),
+        **({"line": report.line} if report.line else {}),
         "misses": report.misses,
         "seconds": report.seconds,
     }
