@@ -20,9 +20,12 @@ from vault_rag.evaluation.metrics import MEASURES
 from vault_rag.evaluation.qa import QAError, load_qa
 from vault_rag.evaluation.report import LABELS, to_markdown
 from vault_rag.evaluation.retrieval import SIDES, IndexSystem, System, evaluate, search_options
+from vault_rag.evaluation.translated import TranslatedSystem
+from vault_rag.graph.calibration import calibration_for
 from vault_rag.index.indexer import IndexSummary
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
+from vault_rag.retrieval.translate import translator_for
 from vault_rag.settings import Settings, load_settings
 
 NAIVE_DIR = "naive"  # under the data dir: the naive pipeline's vector cache
@@ -77,6 +80,14 @@ def eval_command(
             "as `ours+rerank`.",
         ),
     ] = False,
+    translate: Annotated[
+        bool,
+        typer.Option(
+            "--translate",
+            help="Also score the search with questions in another script than the vault's "
+            "translated by the configured chat model (`llm_model`), as `ours+translate`.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the tables as Markdown (docs/retrieval.md).")
@@ -93,12 +104,19 @@ def eval_command(
     settings = load_settings(vault=vault, data_dir=data_dir)
     if rerank and settings.rerank == "none":
         fail('--rerank needs a re-ranker: set rerank = "http" or "llm" (see the settings)')
+    translator = translator_for(settings) if translate else None
+    if translate and translator is None:
+        fail(
+            "--translate needs a chat model: set llm_model (and llm_base_url for a local "
+            "server), and translate_queries = true"
+        )
     try:
         vault_index = open_index(settings)
     except EmbeddingError as exc:
         fail(str(exc))
         return
     pipeline = None
+    translated: TranslatedSystem | None = None
     try:
         summary = _update_index(settings, vault_index)
         items = load_qa(qa, notes=vault_index.manifest.notes())
@@ -109,6 +127,14 @@ def eval_command(
         if rerank:
             options = search_options(settings, k * settings.per_note_cap, rerank=True)
             systems.append(IndexSystem(vault_index, options, "fused", "ours+rerank"))
+        if translator is not None:
+            translated = TranslatedSystem(
+                vault_index,
+                search_options(settings, k * settings.per_note_cap),
+                translator,
+                calibration_for(vault_index.provider.model_id).aspect_relevance,
+            )
+            systems.append(translated)
         if baseline is Baseline.naive:
             from vault_rag.evaluation.naive import NaivePipeline, NaiveSystem
 
@@ -144,7 +170,10 @@ def eval_command(
         "model": vault_index.provider.model_id,
         "feedback_prior": False,
         "rerank": settings.rerank if rerank else "none",
+        "translate": translator.label if translator is not None else "none",
     }
+    if translated is not None:
+        report["translation"] = translated.summary()
     if pipeline is not None:
         report["naive"] = {
             "chunks": len(pipeline.chunks),
@@ -186,6 +215,16 @@ def _print(report: dict[str, Any]) -> None:
         f"metrics at depth {k}",
         highlight=False,
     )
+    translation = report.get("translation")
+    if translation:
+        console.print(
+            f"ours+translate: vault script {translation['vault_script']}, "
+            f"{translation['asked']} of {translation['questions']} questions sent to "
+            f"{translation['model']}, {translation['translated']} translated; not: "
+            + (", ".join(f"{n} {why}" for why, n in translation["not_translated"].items())),
+            highlight=False,
+            markup=False,
+        )
     systems = report["systems"]
     levels = (
         ("note", "note level"),

@@ -23,6 +23,7 @@ from vault_rag.index.stores.factory import (
 )
 from vault_rag.index.vector_store import VectorStore
 from vault_rag.private_files import private_dir
+from vault_rag.text_scripts import dominant_script
 
 MANIFEST_FILE = "manifest.sqlite3"
 LEXICAL_DIR = "lexical"
@@ -71,6 +72,7 @@ class VaultIndex:
         self._manifest_marker: tuple[tuple[int, int], str] | None = None
         self._snapshot: DenseSnapshot | None = None  # loaded once; used while current
         self._snapshot_judged: tuple[tuple[int, int], DenseSnapshot | None] | None = None
+        self._script: tuple[tuple[int, int], str | None] | None = None
 
     # -- the dense snapshot (index/dense_snapshot.py) ----------------------------------------
     def current_snapshot(self) -> DenseSnapshot | None:
@@ -91,6 +93,16 @@ class VaultIndex:
             snapshot = None
         self._snapshot_judged = (token, snapshot)
         return snapshot
+
+    # -- the vault's writing system (index/note_scripts.py) ---------------------------------
+    def vault_script(self) -> str | None:
+        """The script most of the indexed text is written in (`text_scripts`), None when no
+        script holds a majority. Summed from one row per note, once per manifest state."""
+        rows = self.manifest.db.execute("SELECT COUNT(*) FROM note_scripts").fetchone()[0]
+        key = (self.manifest.revision(), int(rows))
+        if self._script is None or self._script[0] != key:
+            self._script = (key, dominant_script(self.manifest.script_totals()))
+        return self._script[1]
 
     def forget_snapshot(self) -> None:
         """Load it again on next use (after it was rewritten)."""
