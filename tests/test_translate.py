@@ -146,3 +146,47 @@ def test_an_unreachable_server_means_no_translation():
     translator = QueryTranslator("m", unused_base_url(), timeout=2)
     out = translate_question(ZH, "latin", translator, HashProvider(), ANY)
     assert out.text is None and "unreachable" in out.reason
+
+
+def test_eval_translate_scores_the_search_with_translated_questions(tmp_path, monkeypatch, server):
+    import json
+
+    from typer.testing import CliRunner
+
+    from vault_rag.cli import app
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Tabs.md").write_text("# Tabs\n\n## Pin a tab\n\nRight-click a tab, Pin.\n", "utf-8")
+    (vault / "Themes.md").write_text("# Themes\n\nBrowse and install themes.\n", "utf-8")
+    rows = [
+        {"id": "q1", "question": "怎么 pin 一个 tab？", "gold": ["Tabs.md"]},
+        {"id": "q2", "question": "how do I install a theme", "gold": ["Themes.md"]},
+    ]
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text(
+        "".join(
+            json.dumps({**r, "kind": "cross-lingual", "lang": "zh" if r["id"] == "q1" else "en"})
+            + "\n"
+            for r in rows
+        ),
+        "utf-8",
+    )
+    args = ["eval", str(qa), "--vault", str(vault), "--data-dir", str(tmp_path / "d"), "--json"]
+    monkeypatch.setenv("VAULT_RAG_EMBEDDINGS", "hash")
+    runner = CliRunner()
+    refused = runner.invoke(app, [*args, "--translate"])
+    assert refused.exit_code == 1 and "--translate needs a chat model" in refused.output
+    server.queue_chat(ChatReply("How do I pin a tab?"))
+    monkeypatch.setenv("VAULT_RAG_LLM_MODEL", "smollm2")
+    monkeypatch.setenv("VAULT_RAG_LLM_BASE_URL", server.base_url)
+    result = runner.invoke(app, [*args, "--translate"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert set(report["systems"]) == {"ours", "ours+translate"}
+    translation = report["translation"]
+    assert translation["vault_script"] == "latin"
+    assert translation["asked"] == 1 and len(server.chat_requests) == 1  # q2 is English
+    assert translation["pairs"][0]["question"] == rows[0]["question"]
+    assert translation["pairs"][0]["language"] == "English"
+    assert report["options"]["translate"].startswith("smollm2 at ")
