@@ -132,7 +132,7 @@ def eval_command(
                 vault_index,
                 search_options(settings, k * settings.per_note_cap),
                 translator,
-                calibration_for(vault_index.provider.model_id).aspect_relevance,
+                calibration_for(vault_index.provider.model_id).translation_relevance,
             )
             systems.append(translated)
         if baseline is Baseline.naive:

@@ -34,7 +34,7 @@ async def translation_for(
     index = resources.index
     # The vault's script is a sum over the manifest's per-note counts: off the event loop.
     script = await asyncio.to_thread(index.vault_script)
-    bar = calibration_for(index.provider.model_id).aspect_relevance
+    bar = calibration_for(index.provider.model_id).translation_relevance
     outcome = await asyncio.to_thread(
         translate_question, question, script, translator, index.provider, bar
     )

@@ -7,10 +7,10 @@ in the vault's language, when the question's script (`text_scripts`) differs fro
 most of the vault's text is written in (`VaultIndex.vault_script`, counted at index time).
 
 What comes back is used only when it looks like a translation: written in the vault's script,
-not the question again, and related to the question by the index's embedding model (the bar
-the planner's aspects must pass, `graph/calibration.py`). A timeout, an HTTP error or a reply
-that fails these checks means no translation, with the reason; nothing fails. The caller
-keeps the original question as the first query and adds the translation after it.
+not the question again, and related to the question by the index's embedding model (a bar
+calibrated per model: `translation_relevance`, `graph/calibration.py`). A timeout, an HTTP
+error or a reply that fails these checks means no translation, with the reason; nothing fails.
+The caller keeps the original question as the first query and adds the translation after it.
 
 The request is sent with httpx, synchronously, to ``{llm_base_url}/chat/completions`` (the
 eval harness calls it in a plain loop, the graph on a worker thread), with ``max_tokens`` (local
