@@ -61,6 +61,14 @@ def test_wanted_language():
     assert wanted_language(ZH, "latin", "French") == "French"  # the translate_to setting
 
 
+def test_a_translation_may_be_about_as_long_as_its_question():
+    from vault_rag.retrieval.translate import longest_translation
+
+    assert longest_translation(ZH, "latin") == 1.5 * 21  # 21 Han characters
+    assert longest_translation("how do I pin a tab", "han") == 3.0 * 6
+    assert longest_translation("pin", "cyrillic") == 2.0 * 4  # short: room for a few words
+
+
 def test_clean_reply_takes_the_first_line_without_labels_or_quotes():
     assert clean_reply('\n"How do I pin a tab?"\nThis keeps it open.') == "How do I pin a tab?"
     assert clean_reply("Translation: How do I pin a tab?") == "How do I pin a tab?"
@@ -128,6 +136,14 @@ def test_a_timeout_means_no_translation(server):
         (ChatReply("标签页固定的方法"), "not in English"),  # a small model answering in Chinese
         (ChatReply(""), "empty"),
         (ChatReply(ZH), "not in English"),
+        # SmolLM2-135M answering instead of translating (a real reply, first line)
+        (
+            ChatReply(
+                "The code is written in Python, but it's not available for display. Please "
+                "provide the actual code or a link to the source file where you'd like to see it."
+            ),
+            "too long",
+        ),
     ],
 )
 def test_unusable_replies_mean_no_translation(server, reply, reason):

@@ -28,7 +28,7 @@ import httpx
 
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.settings import Settings
-from vault_rag.text_scripts import LANGUAGES, script_of
+from vault_rag.text_scripts import LANGUAGES, script_counts, script_of
 
 OPENAI_URL = "https://api.openai.com/v1"
 SYSTEM = (
@@ -52,6 +52,7 @@ class Translation:
     language: str = ""  # the language asked for ("" when none was asked)
     asked: bool = False  # a request was sent
     tokens: tuple[int, int] = (0, 0)  # prompt and completion tokens the server reported
+    reply: str = ""  # what the model said (cleaned), used or not
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -59,6 +60,7 @@ class Translation:
             "reason": self.reason,
             "language": self.language,
             "asked": self.asked,
+            "reply": self.reply,
         }
 
 
@@ -150,6 +152,27 @@ def wanted_language(question: str, vault_script: str | None, override: str | Non
     return override or LANGUAGES.get(vault_script)
 
 
+# Scripts counted per character (`text_scripts`): a question in one of them takes fewer units
+# than its translation into a script counted per word, and the other way round.
+CHAR_SCRIPTS = frozenset({"han", "kana", "japanese", "hangul", "thai"})
+# A translation's units against its question's, at most: twice the usual ratio (51 hand-written
+# translations, docs/retrieval.md: Chinese to English 0.55–0.93, English to Chinese 0.94–1.86).
+# A small model that answers the question instead of translating it writes far more.
+LENGTH_RATIO = {(True, False): 1.5, (False, True): 3.0}
+MIN_UNITS = 4  # very short questions get room for a few words more
+
+
+def units(text: str) -> int:
+    return sum(script_counts(text).values())
+
+
+def longest_translation(question: str, target_script: str) -> float:
+    """The most units a translation of `question` into `target_script` may take."""
+    source = script_of(question)
+    key = (source in CHAR_SCRIPTS, target_script in CHAR_SCRIPTS)
+    return LENGTH_RATIO.get(key, 2.0) * max(units(question), MIN_UNITS)
+
+
 def _cosine(a: list[float], b: list[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=True))
     norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b)) or 1.0
@@ -176,7 +199,7 @@ def translate_question(
         return Translation(None, str(exc), language, asked=True)
 
     def refused(reason: str) -> Translation:
-        return Translation(None, reason, language, asked=True, tokens=tokens)
+        return Translation(None, reason, language, asked=True, tokens=tokens, reply=reply)
 
     if not reply:
         return refused("the reply was empty")
@@ -184,10 +207,12 @@ def translate_question(
         return refused(f"the reply is not in {language}")
     if reply.casefold() == question.strip().casefold():
         return refused("the reply repeats the question")
+    if units(reply) > longest_translation(question, vault_script):
+        return refused("the reply is too long for a translation")
     similarity = _cosine(provider.embed_query(question), provider.embed_query(reply))
     if similarity < relevance_bar:
         return refused(f"the reply is unrelated to the question ({similarity:.2f})")
-    return Translation(reply, "", language, asked=True, tokens=tokens)
+    return Translation(reply, "", language, asked=True, tokens=tokens, reply=reply)
 
 
 _lock = threading.Lock()
