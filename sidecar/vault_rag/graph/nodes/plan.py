@@ -172,6 +172,9 @@ async def plan(state: State, config: RunnableConfig) -> dict[str, Any]:
             update["usage"] = usage
         except (LLMUnavailable, StructuredOutputError) as exc:
             update.update(failure_update("plan", exc, resources))
+        except BaseException:
+            translating.cancel()  # the step fails: no translation left running behind it
+            raise
     related: list[bool] | None = None
     fallbacks = 0
     if result is not None and result.aspects:
