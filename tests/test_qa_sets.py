@@ -29,7 +29,13 @@ SETS: dict[str, str | None] = {
     "help-en": "obsidian-help-en",
     "help-zh": "obsidian-help-zh",
     "ue-notes": "ue-notes-zh",
+    "xlang-zh-en": "obsidian-help-en",
+    "xlang-en-zh": "obsidian-help-zh",
 }
+# Cross-language sets (issue 28): every question in the other language than its vault's,
+# at least 20, all `cross-lingual`, none off-topic (file stem -> the questions' language).
+XLANG_SETS = {"xlang-zh-en": "zh", "xlang-en-zh": "en"}
+XLANG_MIN_QUESTIONS = 20
 KINDS = {
     "lexical",
     "paraphrase",
@@ -207,6 +213,10 @@ def test_rows_are_well_formed(stem: str):
         if row["kind"] == "embed-only":
             assert len(gold) >= 2, f"{where}: embed-only names the opened note and the source"
     kinds = Counter(row["kind"] for row in rows)
+    if stem in XLANG_SETS:
+        assert len(rows) >= XLANG_MIN_QUESTIONS and set(kinds) == {"cross-lingual"}, kinds
+        assert {row["lang"] for row in rows} == {XLANG_SETS[stem]}
+        return
     assert sum(n for k, n in kinds.items() if k != "off_topic") >= MIN_ANSWERABLE, kinds
     assert 3 <= kinds["off_topic"] <= 5, kinds
     for kind in KINDS - {"off_topic"}:

@@ -137,6 +137,14 @@ class Settings(BaseSettings):
     rerank_llm_token_budget: int = Field(default=3000, ge=500)
     # --- end of re-ranking settings ------------------------------------------------------------
 
+    # --- Cross-language questions (retrieval/translate.py): with a chat model, a question written
+    # in another script than most of the vault is also searched translated into the vault's
+    # language: one bounded call per question, cached per thread; any failure: no translation.
+    translate_queries: bool = True  # has no effect without `llm_model`
+    translate_to: str | None = None  # the vault's language; None: from its script (Latin: English)
+    translate_timeout: float = Field(default=15.0, gt=0)  # seconds for the one call
+    translate_max_tokens: int = Field(default=96, ge=8, le=1024)  # the reply, at most
+
     # --- Answering (graph/, `vault-rag ask`): chat model, web search, grading ------------------
     # No `llm_model` means no language model: the graph answers deterministically (extractive).
     llm_base_url: str | None = None  # any OpenAI-compatible server; None = api.openai.com

@@ -20,11 +20,14 @@ from vault_rag.evaluation.metrics import MEASURES
 from vault_rag.evaluation.qa import QAError, load_qa, source_key
 from vault_rag.evaluation.report import LABELS, to_markdown
 from vault_rag.evaluation.retrieval import SIDES, IndexSystem, System, evaluate, search_options
+from vault_rag.evaluation.translated import TranslatedSystem
+from vault_rag.graph.calibration import calibration_for
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.updates.indexer import IndexSummary
 from vault_rag.index.vault_index import MANIFEST_FILE, ModelMismatchError, VaultIndex
 from vault_rag.retrieval.collections import UnknownCollectionError
+from vault_rag.retrieval.translate import translator_for
 from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings, load_settings
 from vault_rag.source_indexes.collections import index_sources, open_searched, source_data_dir
@@ -90,6 +93,14 @@ def eval_command(
             "default_collections setting, as `search`). Gold in a source is `source:path`.",
         ),
     ] = None,
+    translate: Annotated[
+        bool,
+        typer.Option(
+            "--translate",
+            help="Also score the search with questions in another script than the vault's "
+            "translated by the configured chat model (`llm_model`), as `ours+translate`.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the tables as Markdown (docs/retrieval.md).")
@@ -106,6 +117,12 @@ def eval_command(
     settings = load_settings(vault=vault, data_dir=data_dir)
     if rerank and settings.rerank == "none":
         fail('--rerank needs a re-ranker: set rerank = "http" or "llm" (see the settings)')
+    translator = translator_for(settings) if translate else None
+    if translate and translator is None:
+        fail(
+            "--translate needs a chat model: set llm_model (and llm_base_url for a local "
+            "server), and translate_queries = true"
+        )
     try:
         vault_index = open_index(settings)
     except EmbeddingError as exc:
@@ -113,6 +130,7 @@ def eval_command(
         return
     pipeline = None
     searched: dict[str, VaultIndex] = {}
+    translated: TranslatedSystem | None = None
     try:
         summary = _update_index(settings, vault_index)
         searched = open_searched(settings, vault_index, collection)
@@ -134,6 +152,14 @@ def eval_command(
         if rerank:
             options = search_options(settings, k * settings.per_note_cap, rerank=True)
             systems.append(IndexSystem(vault_index, options, "fused", "ours+rerank", collections))
+        if translator is not None:
+            translated = TranslatedSystem(
+                vault_index,
+                search_options(settings, k * settings.per_note_cap),
+                translator,
+                calibration_for(vault_index.provider.model_id).translation_relevance,
+            )
+            systems.append(translated)
         if baseline is Baseline.naive:
             from vault_rag.evaluation.naive import NaivePipeline, NaiveSystem
 
@@ -179,7 +205,10 @@ def eval_command(
         "feedback_prior": False,
         "rerank": settings.rerank if rerank else "none",
         "collections": list(searched) or [VAULT],
+        "translate": translator.label if translator is not None else "none",
     }
+    if translated is not None:
+        report["translation"] = translated.summary()
     if pipeline is not None:
         report["naive"] = {
             "chunks": len(pipeline.chunks),
@@ -242,6 +271,16 @@ def _print(report: dict[str, Any]) -> None:
         f"metrics at depth {k}",
         highlight=False,
     )
+    translation = report.get("translation")
+    if translation:
+        console.print(
+            f"ours+translate: vault script {translation['vault_script']}, "
+            f"{translation['asked']} of {translation['questions']} questions sent to "
+            f"{translation['model']}, {translation['translated']} translated; not: "
+            + (", ".join(f"{n} {why}" for why, n in translation["not_translated"].items())),
+            highlight=False,
+            markup=False,
+        )
     systems = report["systems"]
     levels = (
         ("note", "note level"),

@@ -6,7 +6,9 @@
    reply (`small_talk`); off-topic and unsafe a polite refusal (`decline`) that is not kept in
    the conversation. Both end the turn.
 3. `condense` — a running summary of the thread and a standalone question.
-4. `plan` — domain terms, 1–4 aspects, vault queries (and web queries in hybrid mode).
+4. `plan` — domain terms, 1–4 aspects, vault queries (and web queries in hybrid mode); a
+   question in another script than the vault's is also searched translated into the vault's
+   language (one bounded call, once per thread: `graph/translation.py`).
 5. `retrieve_vault` / `web_search` — one `Send` task per query, fanned in by the `documents`
    reducer.
 6. `check_evidence` — in hybrid mode with web "weak", search the web for the aspects whose
@@ -26,7 +28,8 @@ that aspect, with a note, and only when nothing is left does the joining step fa
 
 With no model configured (or after the model server failed) the same nodes run their
 deterministic versions: on-topic, the question as is, one aspect, the top-scored chunks and an
-extractive answer. Model calls per question: at most 4 + 2×A for A aspects.
+extractive answer. Model calls per question: at most 4 + 2×A for A aspects, plus one
+translation for a question in another script than the vault's.
 """
 
 from __future__ import annotations

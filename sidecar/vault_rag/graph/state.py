@@ -181,6 +181,9 @@ class State(InputState):
     reply: str = ""  # the short reply for chitchat / declined questions
     # conversation memory (persists across turns of a thread)
     summary: str = ""
+    # question -> its translation into the vault's language ("" when it got none): one call per
+    # question per thread (graph/translation.py)
+    translations: dict[str, str] = field(default_factory=dict)
     # understanding
     standalone_question: str = ""
     aspects: list[Aspect] = field(default_factory=list)

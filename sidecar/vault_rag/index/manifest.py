@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from vault_rag.chunking.types import Chunk
+from vault_rag.index import note_scripts
 
 SCHEMA_VERSION = "1"
 # Transactions remembered with the notes they touched (`notes_touched`); older ones are
@@ -112,6 +113,7 @@ class Manifest:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        self.db.executescript(note_scripts.SCHEMA)
         self.generation = 0  # bumped by every committed transaction of this connection
         # generation → the notes whose chunks or embedded flags it changed (None: not said)
         self._journal: dict[int, frozenset[str] | None] = {}
@@ -243,6 +245,7 @@ class Manifest:
                 " VALUES (?, ?, ?, ?, ?)",
                 (record.path, record.file_hash, record.mtime_ns, record.size, time.time()),
             )
+            note_scripts.record(db, record.path, chunks)
         return sorted(old_ids - {c.id for c in chunks})
 
     def delete_note(self, path: str) -> list[str]:
@@ -252,6 +255,7 @@ class Manifest:
             db.execute("DELETE FROM deps WHERE note_path=?", (path,))
             db.execute("DELETE FROM warnings WHERE note_path=?", (path,))
             db.execute("DELETE FROM notes WHERE path=?", (path,))
+            note_scripts.forget(db, path)
         return ids
 
     def dependents(self, targets: Iterable[str]) -> set[str]:
@@ -494,8 +498,30 @@ class Manifest:
         )
         return cur.rowcount
 
+    def script_totals(self) -> dict[str, int]:
+        """Units of text per writing system over the indexed notes (`index/note_scripts.py`)."""
+        return dict(note_scripts.totals(self.db))
+
+    def backfill_scripts(self) -> int:
+        """Count the scripts of notes indexed before they were counted, from their chunks.
+        Derived data: written without a revision bump, so no saved snapshot goes stale."""
+        paths = note_scripts.missing(self.db)
+        if not paths:
+            return 0
+        chunks = {path: self.note_chunks(path) for path in paths}
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for path in paths:
+                note_scripts.record(self.db, path, chunks[path])
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+        return len(paths)
+
     def clear(self) -> None:
         """Forget everything (for a rebuild with another model)."""
         with self.transaction() as db:
             for table in ("notes", "chunks", "deps", "warnings", "vectors", "note_content"):
                 db.execute(f"DELETE FROM {table}")
+            note_scripts.forget(db)

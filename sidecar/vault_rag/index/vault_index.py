@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from vault_rag.chunking.text_scripts import dominant_script
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.index.bm25.lexical import LexicalIndex
 from vault_rag.index.dense.note_vectors import NoteVectors
@@ -71,6 +72,7 @@ class VaultIndex:
         self._manifest_marker: tuple[tuple[int, int], str] | None = None
         self._snapshot: DenseSnapshot | None = None  # loaded once; used while current
         self._snapshot_judged: tuple[tuple[int, int], DenseSnapshot | None] | None = None
+        self._script: tuple[tuple[int, int], str | None] | None = None
 
     # -- the dense snapshot (index/dense/snapshot.py) ----------------------------------------
     def current_snapshot(self) -> DenseSnapshot | None:
@@ -91,6 +93,16 @@ class VaultIndex:
             snapshot = None
         self._snapshot_judged = (token, snapshot)
         return snapshot
+
+    # -- the vault's writing system (index/note_scripts.py) ---------------------------------
+    def vault_script(self) -> str | None:
+        """The script most of the indexed text is written in (`text_scripts`), None when no
+        script holds a majority. Summed from one row per note, once per manifest state."""
+        rows = self.manifest.db.execute("SELECT COUNT(*) FROM note_scripts").fetchone()[0]
+        key = (self.manifest.revision(), int(rows))
+        if self._script is None or self._script[0] != key:
+            self._script = (key, dominant_script(self.manifest.script_totals()))
+        return self._script[1]
 
     def forget_snapshot(self) -> None:
         """Load it again on next use (after it was rewritten)."""

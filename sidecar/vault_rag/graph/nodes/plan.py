@@ -17,6 +17,8 @@ from vault_rag.graph.llm import LLMUnavailable, StructuredOutputError, bounds
 from vault_rag.graph.nodes.common import failure_update, progress, usable_model
 from vault_rag.graph.prompts.plan import HYDE_RULE, PLAN_CONTEXT, PLAN_SYSTEM, WEB_RULE
 from vault_rag.graph.state import Aspect, State
+from vault_rag.graph.translation import translation_for
+from vault_rag.graph.usage import add_usage
 
 
 class PlannedAspect(BaseModel):
@@ -69,13 +71,16 @@ def to_aspects(
     *,
     related: list[bool] | None = None,
     asked_as: tuple[str, ...] = (),
+    translated: str | None = None,
 ) -> list[Aspect]:
     """Clamp a plan into shape. The model can add, never take away: the question itself (and
     `asked_as`, the user's own wording when the condensed form differs) is always the first
     aspect's first vault queries, outside the per-aspect budget; each aspect then searches with
     its own question, terms and queries. An aspect the embedding model finds unrelated to the
     question (`related[i]` false) falls back to the question; repeated aspects collapse. A
-    missing or empty plan becomes one aspect: the question as asked."""
+    missing or empty plan becomes one aspect: the question as asked. `translated`, the question
+    in the vault's language (`graph/translation.py`), comes right after them, also outside the
+    budget."""
     planned = list((plan.aspects if plan else [])[: configuration.max_aspects])
     if related is not None:
         planned = [
@@ -96,6 +101,8 @@ def to_aspects(
         queries = _unique(vault, configuration.vault_queries_per_aspect)
         if index == 0:
             given = _unique([question, *asked_as], 2)
+            if translated:
+                given = _unique([*given, translated], len(given) + 1)
             queries = given + [q for q in queries if q.casefold() not in _folded(given)]
         aspects.append(
             Aspect(
@@ -144,6 +151,11 @@ async def plan(state: State, config: RunnableConfig) -> dict[str, Any]:
     model = usable_model(resources, state.degraded)
     update: dict[str, Any] = {}
     result: Plan | None = None
+    # The translation (one bounded call, when the question's script is not the vault's) runs
+    # while the planner thinks; it never fails the turn.
+    translating = asyncio.create_task(
+        translation_for(question, dict(state.translations), resources, model is not None)
+    )
     if model is not None:
         system = PLAN_SYSTEM.format(
             domain=configuration.domain,
@@ -160,6 +172,9 @@ async def plan(state: State, config: RunnableConfig) -> dict[str, Any]:
             update["usage"] = usage
         except (LLMUnavailable, StructuredOutputError) as exc:
             update.update(failure_update("plan", exc, resources))
+        except BaseException:
+            translating.cancel()  # the step fails: no translation left running behind it
+            raise
     related: list[bool] | None = None
     fallbacks = 0
     if result is not None and result.aspects:
@@ -182,12 +197,28 @@ async def plan(state: State, config: RunnableConfig) -> dict[str, Any]:
                 f"{fallbacks} of the model's search aspects had nothing to do with the question; "
                 "the question itself was searched instead."
             ]
+    translated, translation_update = await translating
+    for key, value in translation_update.items():
+        if key == "usage" and "usage" in update:
+            update["usage"] = add_usage(update["usage"], value)
+        elif key == "notes":
+            update["notes"] = [*update.get("notes", []), *value]
+        else:
+            update[key] = value
     asked_as = (state.user_question,) if state.user_question else ()
-    aspects = to_aspects(result, question, configuration, related=related, asked_as=asked_as)
+    aspects = to_aspects(
+        result,
+        question,
+        configuration,
+        related=related,
+        asked_as=asked_as,
+        translated=translated,
+    )
     progress(
         "plan",
         aspects=len(aspects),
         queries=sum(len(a["vault_queries"]) for a in aspects),
         fallbacks=fallbacks,
+        translated=bool(translated),
     )
     return {"aspects": aspects, **update}

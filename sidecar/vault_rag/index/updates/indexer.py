@@ -166,6 +166,8 @@ class Indexer:
             # Chunked with this pipeline: recorded now, so a run that stops while embedding
             # (store down, Ctrl-C) does not re-chunk every note next time.
             self.index.manifest.set_meta("pipeline", signature)
+            # A manifest from before scripts were counted (cross-language search) gets them.
+            self.index.manifest.backfill_scripts()
             embedded, reused = self.embed_pending(progress, limit=embed_limit)
             summary.chunks_embedded, summary.chunks_reused = embedded, reused
             counts = self.index.manifest.counts()
