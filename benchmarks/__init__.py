@@ -23,4 +23,5 @@ BENCHMARKS = {
     "ask_load": "asks under a flood of searches, per search capacity",
     "mcp_start": "start-up of `vault-rag mcp` over stdio",
     "pdf": "PDF text extraction: pypdfium2 vs pypdf, speed and CJK text",
+    "code_parse": "a code source tree to units outside the model: files/s, symbols/s",
 }

@@ -90,7 +90,7 @@ def server_start(env: dict[str, str], vault: Path, data: Path, log: Path) -> flo
     writer idle (what benchmarks.procs.Server.wait_reconciled measures)."""
     import urllib.request
 
-    from vault_rag.server_token import load_or_create_token
+    from vault_rag.serving.server_token import load_or_create_token
 
     token = load_or_create_token(data)[0]
     started = time.perf_counter()

@@ -24,10 +24,10 @@ import numpy as np
 from bm25s.tokenization import Tokenized
 
 from benchmarks.common import wall_median
-from vault_rag.index import lexical
-from vault_rag.index.bm25_reference import FastBM25, FlatCorpus
-from vault_rag.index.lexical import SNAPSHOT_DIR, LexicalIndex
-from vault_rag.index.tokenize import _load, tokenize_with
+from vault_rag.index.bm25 import lexical
+from vault_rag.index.bm25.lexical import SNAPSHOT_DIR, LexicalIndex
+from vault_rag.index.bm25.reference import FastBM25, FlatCorpus
+from vault_rag.index.bm25.tokenize import _load, tokenize_with
 
 _ZH = """虚幻 引擎 材质 参数 蓝图 编辑器 组件 渲染 管线 光照 阴影 贴图 纹理 角色 移动 物理 碰撞
 网格 骨骼 动画 状态机 调用 函数 变量 属性 实例 生成 销毁 游戏 模式 控制器 输入 映射 的 了 是 在 和

@@ -28,7 +28,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from benchmarks.common import free_port, run_checked
-from vault_rag.sample import sample_vault_path
+from vault_rag.serving.sample import sample_vault_path
 
 BIN = Path(sys.executable).parent
 ENV = {**os.environ, "VAULT_RAG_EMBEDDINGS": "hash", "VAULT_RAG_LLM_MODEL": ""}

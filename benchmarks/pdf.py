@@ -97,8 +97,8 @@ def quarter_pdf_vault(out: Path) -> list[Path]:
 
 
 def share(embeddings: str) -> int:
+    from vault_rag.chunking.pipeline import chunk_options
     from vault_rag.embeddings.factory import make_provider
-    from vault_rag.pipeline import chunk_options
     from vault_rag.sources.pdf import PdfKind
     from vault_rag.vault.links import NoteIndex
 

@@ -45,7 +45,7 @@ class Server:
     ) -> None:
         import httpx
 
-        from vault_rag.server_token import load_or_create_token
+        from vault_rag.serving.server_token import load_or_create_token
 
         self.data = data
         self.work = work
@@ -184,7 +184,7 @@ def found(server: Server, word: str, rel: str) -> bool:
 
 def index_worker(vault: str, data: str, kind: str) -> None:
     """Child process: a full index through the CLI's own objects, the model timed."""
-    from vault_rag.context import build_provider, make_indexer, open_index
+    from vault_rag.serving.context import build_provider, make_indexer, open_index
     from vault_rag.settings import load_settings
 
     settings = load_settings(vault=Path(vault), data_dir=Path(data), embeddings=kind)

@@ -20,10 +20,10 @@ from pathlib import Path
 import yaml
 
 from benchmarks.common import TESTS
-from vault_rag.context import open_index
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
-from vault_rag.sample import sample_vault_path
+from vault_rag.serving.context import open_index
+from vault_rag.serving.sample import sample_vault_path
 from vault_rag.settings import load_settings
 
 QUESTIONS = TESTS / "data" / "sample_questions.yaml"

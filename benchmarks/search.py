@@ -33,8 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(args.code))
     from benchmarks.procs import QUERIES
     from benchmarks.stats import percentile
-    from vault_rag.context import open_index
     from vault_rag.retrieval.hybrid import hybrid_search, search_options
+    from vault_rag.serving.context import open_index
     from vault_rag.settings import load_settings
 
     settings = load_settings(vault=args.vault, data_dir=args.data, embeddings=args.embeddings)

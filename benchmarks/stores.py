@@ -30,11 +30,11 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import QA, TESTS, borrow, median_ms
-from vault_rag.context import make_indexer, open_index
 from vault_rag.index.migrate import migrate_index
 from vault_rag.index.stores.factory import open_vector_store
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
-from vault_rag.sample import sample_vault_path
+from vault_rag.serving.context import make_indexer, open_index
+from vault_rag.serving.sample import sample_vault_path
 from vault_rag.settings import Settings
 
 borrow(TESTS)

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,6 +192,21 @@ def _server_figures(
     rng: random.Random,
     model: str,
 ) -> None:
+    def latency(
+        name: str,
+        samples: list[float],
+        unit: str,
+        target: str,
+        met: Callable[[Figure], bool],
+        **extra: Any,
+    ) -> Figure:
+        """A latency figure (p50 and p95) with its target and whether it was met."""
+        fig = t.add(
+            latency_figure(t.label, name, samples, unit, model, target_text=target, **extra)
+        )
+        fig.met = met(fig)
+        return fig
+
     # search, warm: a few warm-up queries, then sequential, then 8 concurrent clients
     for q in QUERIES[:4]:
         server.search(q)
@@ -199,12 +215,13 @@ def _server_figures(
         started = time.perf_counter()
         server.search(QUERIES[i % len(QUERIES)])
         idle.append(1000 * (time.perf_counter() - started))
-    fig = t.add(
-        latency_figure(
-            t.label, "search warm, idle", idle, "ms", model, target_text="p50 <= 50, p95 <= 150 ms"
-        )
+    latency(
+        "search warm, idle",
+        idle,
+        "ms",
+        "p50 <= 50, p95 <= 150 ms",
+        lambda f: f.value is not None and f.value <= 50 and (f.p95 or 0) <= 150,
     )
-    fig.met = fig.value is not None and fig.value <= 50 and (fig.p95 or 0) <= 150
     concurrent: list[float] = []
     lock = threading.Lock()
 
@@ -226,17 +243,13 @@ def _server_figures(
         th.start()
     for th in threads:
         th.join()
-    fig = t.add(
-        latency_figure(
-            t.label,
-            "search, 8 concurrent clients",
-            concurrent,
-            "ms",
-            model,
-            target_text="p95 <= 400 ms",
-        )
+    latency(
+        "search, 8 concurrent clients",
+        concurrent,
+        "ms",
+        "p95 <= 400 ms",
+        lambda f: (f.p95 or 0) <= 400,
     )
-    fig.met = (fig.p95 or 0) <= 400
 
     # one-note edits: through PUT /v1/notes (file written first, as the plugin's save does),
     # then through the watcher alone; each until a search for a new word finds the note
@@ -256,30 +269,22 @@ def _server_figures(
         poll(lambda rel=rel, word=word: found(server, word, rel))
         (api if i < edits else watch).append(time.perf_counter() - started)
     server.wait_idle()
-    fig = t.add(
-        latency_figure(
-            t.label,
-            "edit one note → searchable, PUT /v1/notes",
-            api,
-            "s",
-            model,
-            target_text="p50 <= 0.5 s",
-        )
+    latency(
+        "edit one note → searchable, PUT /v1/notes",
+        api,
+        "s",
+        "p50 <= 0.5 s",
+        lambda f: (f.value or 0) <= 0.5,
     )
-    fig.met = (fig.value or 0) <= 0.5
     debounce = 0.5
-    fig = t.add(
-        latency_figure(
-            t.label,
-            "edit one note → searchable, watcher",
-            watch,
-            "s",
-            model,
-            target_text="p50 <= debounce + 0.5 s",
-            note=f"debounce {debounce} s included",
-        )
+    latency(
+        "edit one note → searchable, watcher",
+        watch,
+        "s",
+        "p50 <= debounce + 0.5 s",
+        lambda f: (f.value or 0) <= debounce + 0.5,
+        note=f"debounce {debounce} s included",
     )
-    fig.met = (fig.value or 0) <= debounce + 0.5
 
     # a note embedded by many: edit the block every embedder shows, until all are consistent
     if t.hub is not None:
@@ -434,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     targets: list[Target] = []
     if not args.no_sample:
-        from vault_rag.sample import sample_vault_path
+        from vault_rag.serving.sample import sample_vault_path
 
         targets.append(Target("sample", sample_vault_path(), "local"))
     if args.model_notes:

@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from vault_rag.index.dense.note_vectors import NoteVectors
 from vault_rag.index.manifest import Manifest, chunk_from_json
-from vault_rag.index.note_vectors import NoteVectors
 
 
 def cpu(fn: Callable[[], object]) -> float:

@@ -42,7 +42,9 @@ function problems() {
   }
   // What the community directory's review (eslint-plugin-obsidianmd's manifest rules) checks.
   if (/obsidian/i.test(manifest.description)) out.push('manifest description must not contain "Obsidian"');
-  if (!/^https:\/\//.test(manifest.authorUrl ?? "")) out.push("manifest authorUrl must be an https URL");
+  // authorUrl is optional (the directory shows none): left out until the project has a public home,
+  // rather than a made-up address; when present it must be https.
+  if (manifest.authorUrl !== undefined && !/^https:\/\//.test(manifest.authorUrl)) out.push("manifest authorUrl must be an https URL");
   if (!/^\d+\.\d+\.\d+$/.test(manifest.version)) out.push(`version ${manifest.version} is not x.y.z`);
   return out;
 }

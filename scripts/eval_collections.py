@@ -15,11 +15,11 @@ import argparse
 import json
 from pathlib import Path
 
-from vault_rag.context import open_index
 from vault_rag.retrieval.collections import merge_by_rank
 from vault_rag.retrieval.hybrid import SearchResult, hybrid_search, search_options
+from vault_rag.serving.context import open_index
 from vault_rag.settings import load_settings
-from vault_rag.sources.collections import open_searched
+from vault_rag.source_indexes.collections import open_searched
 
 
 def _metrics(ranks: list[int | None]) -> dict[str, float]:

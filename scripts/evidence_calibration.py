@@ -23,10 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from vault_rag.context import open_index
 from vault_rag.graph.config import Resources
 from vault_rag.graph.evaluate import load_qa
 from vault_rag.graph.evidence import question_evidence
+from vault_rag.serving.context import open_index
 from vault_rag.settings import load_settings
 
 

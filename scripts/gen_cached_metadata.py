@@ -49,7 +49,8 @@ from vault_rag.vault.comments import comment_spans, in_comment
 from vault_rag.vault.embeds import _MD as _EMBED_MD
 from vault_rag.vault.embeds import _embed_rule, bracket_link_rule
 from vault_rag.vault.frontmatter import split_frontmatter
-from vault_rag.vault.reader import iter_note_paths, read_note
+from vault_rag.vault.listing import iter_note_paths
+from vault_rag.vault.reader import read_note
 
 FIXTURES = Path(__file__).resolve().parents[1] / "shared-schemas" / "fixtures" / "embeds"
 OUTPUT = "cached-metadata.json"

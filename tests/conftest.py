@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_rag.sample import sample_vault_path
+from vault_rag.serving.sample import sample_vault_path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The real vaults live beside the repository (../shared/vaults); CI copies shared/ there too.
@@ -54,7 +54,7 @@ def hashed_index(tmp_path_factory, sample_vault: Path):
     """The sample vault indexed with the hash stand-in embedder (real Chroma, BM25 and
     manifest, no model), one per test module."""
     from vault_rag.embeddings.hashing import HashProvider
-    from vault_rag.index.indexer import Indexer
+    from vault_rag.index.updates.indexer import Indexer
     from vault_rag.index.vault_index import VaultIndex
 
     index = VaultIndex(sample_vault, tmp_path_factory.mktemp("data"), HashProvider())

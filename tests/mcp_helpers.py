@@ -14,8 +14,8 @@ from typing import Any
 
 from mcp import Client
 
-from vault_rag.context import make_indexer, open_index
-from vault_rag.sample import sample_vault_path
+from vault_rag.serving.context import make_indexer, open_index
+from vault_rag.serving.sample import sample_vault_path
 from vault_rag.settings import Settings
 
 SECRET = "zanzibar-4242"

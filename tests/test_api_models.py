@@ -115,3 +115,49 @@ def test_unknown_fields_and_the_token_are_checked(client, live):
     import httpx
 
     assert httpx.get(f"{live.url}/v1/models").status_code == 401
+
+
+def _ask(client, **body) -> str:
+    with client.stream("POST", "/v1/ask", json={"question": "What does Lumen do?", **body}) as r:
+        assert r.status_code == 200
+        return "".join(r.iter_text())
+
+
+def test_a_question_can_pick_another_model_of_the_server_for_itself_only(client, chat_server):
+    """The pane's per-conversation picker: `model` in the ask goes to the same server with the
+    same key, and the next question without it is answered by the model in use again."""
+    choice = {"base_url": chat_server.base_url, "model": "qwen2.5:7b", "api_key": KEY}
+    assert client.put("/v1/settings/models", json=choice).status_code == 200
+    chat_server.default_chat_reply = ChatReply("Lumen bounces light [1].")
+    try:
+        chat_server.clear()
+        _ask(client, model="llama3.2:3b")
+        picked = chat_server.chat_requests
+        assert picked and {req.body["model"] for req in picked} == {"llama3.2:3b"}
+        assert all(req.headers.get("authorization") == f"Bearer {KEY}" for req in picked)
+        chat_server.clear()
+        _ask(client)
+        assert {req.body["model"] for req in chat_server.chat_requests} == {"qwen2.5:7b"}
+        # An empty model: no chat model for this question (it quotes the notes).
+        chat_server.clear()
+        text = _ask(client, model="")
+        assert chat_server.chat_requests == []
+        assert "event: final" in text
+    finally:
+        chat_server.default_chat_reply = None
+    assert client.get("/v1/models?list=false").json()["chat"]["model"] == "qwen2.5:7b"
+
+
+def test_a_picked_model_the_server_does_not_have_is_named_in_the_answer(client, chat_server):
+    """The answer falls back to quoting the notes and says the server refused that model."""
+    choice = {"base_url": chat_server.base_url, "model": "qwen2.5:7b", "api_key": KEY}
+    client.put("/v1/settings/models", json=choice)
+    chat_server.strict_models = True
+    try:
+        text = _ask(client, model="gone:1b")
+    finally:
+        chat_server.strict_models = False
+    final = text.split("event: final", 1)[1]
+    assert "The model `gone:1b` does not exist" in final
+    assert "Lumen bounces light" in final
+    assert client.post("/v1/ask", json={"question": "q", "model": "x" * 300}).status_code == 422

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from vault_rag.chunking.pipeline import chunk_options
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.pipeline import chunk_options
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.retrieval.related import linked_notes
 from vault_rag.sources.canvas import CanvasKind

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.cite import MARGIN, SpanScorer, best_span, unit_spans
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search

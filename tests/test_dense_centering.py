@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from vault_rag.embeddings.hashing import HashProvider
+from vault_rag.index.dense.note_vectors import NoteVectors
 from vault_rag.index.manifest import Manifest
-from vault_rag.index.note_vectors import NoteVectors
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.dense import (
     CENTER_POOL,

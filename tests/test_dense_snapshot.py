@@ -1,4 +1,4 @@
-"""The dense snapshot (index/dense_snapshot.py): what a process that only searches maps instead
+"""The dense snapshot (index/dense/snapshot.py): what a process that only searches maps instead
 of opening Chroma and reading every cached vector. It is exact, current or unused, rebuilt by the
 next run or the sidecar's stop, and harmless when damaged. Real manifest, real embedded Chroma,
 real BM25; the stand-in embedder on the bundled sample vault."""
@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.dense_snapshot import SNAPSHOT_FILE, DenseSnapshot, SnapshotSearchStore
-from vault_rag.index.indexer import Indexer
-from vault_rag.index.note_vectors import NoteVectors
+from vault_rag.index.dense.note_vectors import NoteVectors
+from vault_rag.index.dense.snapshot import SNAPSHOT_FILE, DenseSnapshot
+from vault_rag.index.snapshot_build import SnapshotSearchStore
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 
@@ -35,7 +36,7 @@ def indexed(tmp_path: Path, sample_vault: Path) -> tuple[Path, Path]:
 
 
 def open_search_only(vault: Path, data: Path) -> VaultIndex:
-    from vault_rag.context import open_index
+    from vault_rag.serving.context import open_index
     from vault_rag.settings import load_settings
 
     settings = load_settings(vault=vault, data_dir=data, embeddings="hash")

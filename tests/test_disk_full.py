@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from vault_rag.disk_faults import EXIT_CODE, disk_fault
-from vault_rag.sample import sample_vault_path
+from vault_rag.serving.sample import sample_vault_path
+from vault_rag.storage.disk_faults import EXIT_CODE, disk_fault
 
 QUESTION = "UFUNCTION BlueprintCallable: how to call C++ functions from Blueprint"
 
@@ -183,7 +183,7 @@ def test_sqlite_s_own_full_disk_error_is_a_disk_fault_and_damage_is_not(small_di
 def test_a_token_that_cannot_be_written_leaves_no_empty_file(small_disk, tmp_path):
     """The old token file was created first and written after: a full disk left it empty, and
     every later start failed with a traceback."""
-    from vault_rag.server_token import TOKEN_FILE
+    from vault_rag.serving.server_token import TOKEN_FILE
 
     data = small_disk / "data"
     data.mkdir()
@@ -197,7 +197,7 @@ def test_a_token_that_cannot_be_written_leaves_no_empty_file(small_disk, tmp_pat
 
 
 def test_a_damaged_token_file_is_a_message_not_a_traceback(tmp_path):
-    from vault_rag.server_token import TOKEN_FILE
+    from vault_rag.serving.server_token import TOKEN_FILE
 
     data = tmp_path / "data"
     data.mkdir()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from vault_rag.context import build_provider
 from vault_rag.embeddings.factory import PROVIDER_KINDS, make_provider
+from vault_rag.serving.context import build_provider
 from vault_rag.settings import Settings
 
 

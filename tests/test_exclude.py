@@ -17,7 +17,8 @@ import pytest
 
 from test_server_helpers import LiveServer, server_settings, wait_idle, wait_until
 from vault_rag.api import create_app
-from vault_rag.exclusions import (
+from vault_rag.settings import Settings
+from vault_rag.vault.exclusions import (
     EXCLUDE_FILE,
     ExcludeError,
     ignore_patterns,
@@ -25,8 +26,8 @@ from vault_rag.exclusions import (
     normalize_pattern,
     normalize_patterns,
 )
-from vault_rag.settings import Settings
-from vault_rag.vault.reader import is_ignored, iter_note_paths
+from vault_rag.vault.listing import iter_note_paths
+from vault_rag.vault.reader import is_ignored
 
 TOKEN = "test-token-0123456789"
 NOTE_W = "Public/Welcome.md"

@@ -12,7 +12,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from test_chunker_properties import MARKDOWN
 from vault_rag.graph.extractive import best_excerpt, blockquote, excerpt_lines, extractive_answer
-from vault_rag.index.tokenize import tokenize
+from vault_rag.index.bm25.tokenize import tokenize
 
 _MD = MarkdownIt("commonmark").enable("table").use(dollarmath_plugin).disable("inline")
 _LISTS = {"bullet_list_open", "bullet_list_close", "ordered_list_open", "ordered_list_close"}

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from test_server_helpers import LiveServer
-from vault_rag.index.lexical import MAX_IDLE_CONNECTIONS
+from vault_rag.index.bm25.lexical import MAX_IDLE_CONNECTIONS
 
 BURST = 40
 

@@ -23,7 +23,7 @@ from vault_rag.embeddings.local import LocalE5Provider
 from vault_rag.feedback.answers import record_answer
 from vault_rag.feedback.prior import DAY_SECONDS, FeedbackPrior, PriorConfig
 from vault_rag.feedback.store import FeedbackStore, submit_feedback
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
 

@@ -10,7 +10,7 @@ import pytest
 
 from vault_rag.chunking.types import Chunk
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.focus import (
     MAX_FOCUS_WEIGHT,

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from test_graph_helpers import shared_index
 from vault_rag.cli import app
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.typos import prose_lines
+from vault_rag.services.typos import prose_lines
 
 from fakes.openai_server import ChatReply, FakeOpenAIServer
 

@@ -30,9 +30,9 @@ from vault_rag.graph.prompts.grade import GRADE_SYSTEM
 from vault_rag.graph.prompts.intent import INTENT_SYSTEM
 from vault_rag.graph.prompts.plan import PLAN_SYSTEM
 from vault_rag.graph.run import AskEvent, run_question
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.sample import sample_vault_path
+from vault_rag.serving.sample import sample_vault_path
 
 from fakes.openai_server import ChatReply, ErrorReply, ToolCall
 from index_helpers import CountingProvider

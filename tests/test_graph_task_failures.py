@@ -30,9 +30,9 @@ from vault_rag.graph.nodes.answer import answer_aspect, synthesize
 from vault_rag.graph.nodes.tasks import TurnFailed, after_answers, after_retrieval
 from vault_rag.graph.run import run_config
 from vault_rag.graph.state import State
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.sample import sample_vault_path
+from vault_rag.serving.sample import sample_vault_path
 
 from fakes.openai_server import ChatReply, ErrorReply, FakeOpenAIServer
 

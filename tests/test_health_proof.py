@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from test_server_helpers import LiveServer
-from vault_rag.server_token import PROOF_CONTEXT, token_proof
+from vault_rag.serving.server_token import PROOF_CONTEXT, token_proof
 
 FIXTURE = Path(__file__).resolve().parents[1] / "shared-schemas" / "fixtures" / "health-proof.json"
 SERVER_SETTINGS = {"server_watch": False}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from vault_rag.index.indexer import Indexer
 from vault_rag.index.lock import IndexLockedError, WriterLock
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
-from vault_rag.index.lexical import SNAPSHOT_DIR
+from vault_rag.index.bm25.lexical import SNAPSHOT_DIR
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import LEXICAL_DIR, VaultIndex
 
 
@@ -53,7 +53,7 @@ def write_vault(vault: Path, n: int = 6) -> None:
 
 
 def open_lazy(vault: Path, data: Path) -> VaultIndex:
-    from vault_rag.context import open_index
+    from vault_rag.serving.context import open_index
     from vault_rag.settings import load_settings
 
     settings = load_settings(vault=vault, data_dir=data, embeddings="hash")
@@ -193,7 +193,7 @@ def test_a_sidecar_start_with_nothing_changed_reads_no_id_back_from_the_store(
     # it too trusts the marker instead of reading every id back (0.6 s at 72k units).
     from test_server_helpers import LiveServer, wait_idle, wait_until
     from vault_rag.api import create_app
-    from vault_rag.context import open_index
+    from vault_rag.serving.context import open_index
     from vault_rag.settings import load_settings
 
     vault, data = tmp_path / "vault", tmp_path / "data"

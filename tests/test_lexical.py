@@ -14,10 +14,10 @@ import bm25s
 import numpy as np
 import pytest
 
-from vault_rag.index import lexical
-from vault_rag.index.bm25_postings import Postings
-from vault_rag.index.bm25_reference import FastBM25
-from vault_rag.index.lexical import SNAPSHOT_DIR, LexicalIndex
+from vault_rag.index.bm25 import lexical
+from vault_rag.index.bm25.lexical import SNAPSHOT_DIR, LexicalIndex
+from vault_rag.index.bm25.postings import Postings
+from vault_rag.index.bm25.reference import FastBM25
 
 DOCS: list[tuple[str, str, dict[str, Any]]] = [
     (
@@ -219,7 +219,7 @@ def test_sees_writes_from_another_index_object(tmp_path: Path) -> None:
 def test_second_process_reads_first_process_writes(tmp_path: Path) -> None:
     script = (
         "import sys\n"
-        "from vault_rag.index.lexical import LexicalIndex\n"
+        "from vault_rag.index.bm25.lexical import LexicalIndex\n"
         "ix = LexicalIndex(sys.argv[1])\n"
         "ix.upsert([('p#1', sys.argv[2], {'note_path': 'P/p.md', 'tags': ['proc']})])\n"
         "print(ix.search(sys.argv[3]))\n"
@@ -335,9 +335,9 @@ def test_incremental_scores_equal_a_fresh_fastbm25_bit_for_bit(
     """Random upserts, replacements and deletes, searched after each step (so the postings are
     caught up, compacted and folded many times): every score equals FastBM25's over the
     current documents, as the same float — retrieval is unchanged by the engine swap."""
-    from vault_rag.index import bm25_postings
+    from vault_rag.index.bm25 import postings
 
-    monkeypatch.setattr(bm25_postings, "DELTA_MIN", 40)  # fold and compact often
+    monkeypatch.setattr(postings, "DELTA_MIN", 40)  # fold and compact often
     rng = random.Random(seed)
     words = [f"w{i}" for i in range(60)] + ["材质", "参数", "蓝图", "碰撞"]
     current: dict[str, list[str]] = {}

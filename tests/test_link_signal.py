@@ -8,7 +8,7 @@ import pytest
 
 from vault_rag.chunking.types import Chunk
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.retrieval.link_signal import LINK_TOP, add_link_signal, linked_targets

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from vault_rag.vault import listing
-from vault_rag.vault.listing import VaultListing
+from vault_rag.vault.listing import VaultListing, iter_note_paths
 from vault_rag.vault.paths import to_rel_path
-from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored, iter_note_paths
+from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored
 
 
 def full_walk(vault_root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) -> list[str]:
@@ -95,7 +95,7 @@ def test_same_paths_as_a_full_walk(vault: Path, ignores: tuple[str, ...]) -> Non
 
 
 def test_same_paths_on_the_sample_and_shared_vaults() -> None:
-    from vault_rag.sample import sample_vault_path
+    from vault_rag.serving.sample import sample_vault_path
 
     roots = [sample_vault_path()]
     shared = Path(__file__).resolve().parents[1].parent / "shared" / "vaults"

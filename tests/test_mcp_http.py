@@ -34,8 +34,8 @@ from mcp_helpers import (
 from test_server_helpers import LiveServer
 from vault_rag import __version__
 from vault_rag.api import create_app
-from vault_rag.server_info import ServerRecord, write_server_record
-from vault_rag.server_token import load_or_create_token
+from vault_rag.serving.server_info import ServerRecord, write_server_record
+from vault_rag.serving.server_token import load_or_create_token
 from vault_rag.settings import Settings
 
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}

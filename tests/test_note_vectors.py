@@ -1,4 +1,4 @@
-"""The note-level dense signal (index/note_vectors.py): centroids derived from the manifest's
+"""The note-level dense signal (index/dense/note_vectors.py): centroids derived from the manifest's
 vector cache, kept in step with every write, and a search term that re-orders candidates
 without ever adding one (real manifest, real embedded Chroma, real BM25)."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vault_rag.index.dense.note_vectors import NoteVectors
 from vault_rag.index.manifest import Manifest
-from vault_rag.index.note_vectors import NoteVectors
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 

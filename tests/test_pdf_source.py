@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from pdf_fixtures import write_image_only_pdf, write_pdf, write_truncated_pdf
+from vault_rag.chunking.pipeline import chunk_options
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.index.indexer import Indexer
 from vault_rag.index.status import index_status
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.pipeline import chunk_options
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.settings import Settings
 from vault_rag.sources.pdf import PdfKind
@@ -173,7 +173,7 @@ def test_the_start_up_scan_follows_pdfs_and_canvases_moved_excluded_or_changed_w
     excluded folder leaves the index, and an edited canvas is read again."""
     import json
 
-    from vault_rag.exclusions import Exclusions
+    from vault_rag.vault.exclusions import Exclusions
 
     board = {
         "nodes": [

@@ -32,7 +32,7 @@ from vault_rag.feedback.promote import (
     safe_name,
 )
 from vault_rag.feedback.store import submit_feedback
-from vault_rag.index.indexer import Indexer
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.vault.frontmatter import split_frontmatter
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from vault_rag.vault.frontmatter import as_string_list, split_frontmatter
+from vault_rag.vault.listing import iter_note_paths
 from vault_rag.vault.paths import UnsafePathError
 from vault_rag.vault.reader import (
     DEFAULT_IGNORES,
@@ -18,7 +19,6 @@ from vault_rag.vault.reader import (
     NoteSource,
     decode_note_bytes,
     is_ignored,
-    iter_note_paths,
     read_note,
 )
 from vault_rag.vault.types import WARNING_CODES

@@ -400,7 +400,7 @@ def test_the_sample_vault_cites_its_pdf_to_the_page(vault: Path, tmp_path: Path)
     PDF question finds page 2 of the PDF, and the canvas is indexed with its group labels."""
     from vault_rag.cli.demo import DEMO_PDF_QUESTION
     from vault_rag.embeddings.hashing import HashProvider
-    from vault_rag.index.indexer import Indexer
+    from vault_rag.index.updates.indexer import Indexer
     from vault_rag.index.vault_index import VaultIndex
     from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
     from vault_rag.settings import Settings

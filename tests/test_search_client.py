@@ -1,4 +1,4 @@
-"""`vault-rag search` through a running sidecar (`search_client.py`, `entry.py`): the same
+"""`vault-rag search` through a running sidecar (`serving/search_client.py`, `entry.py`): the same
 output as the in-process search, light imports, and the fallbacks (no record, a stale record,
 a refused token). Real processes: `vault-rag index` and `vault-rag serve` on a copy of the
 sample vault with the hash stand-in embedder. No timing is asserted."""
@@ -19,12 +19,12 @@ import pytest
 
 from test_server_helpers import wait_until
 from vault_rag.entry import parse_search
-from vault_rag.locations import quick_data_dir
 from vault_rag.retrieval.hybrid import SearchResult
-from vault_rag.search_client import RESULT_FIELDS, SearchArgs
-from vault_rag.server_info import SERVER_FILE, read_server_record
-from vault_rag.server_token import TOKEN_FILE
+from vault_rag.serving.search_client import RESULT_FIELDS, SearchArgs
+from vault_rag.serving.server_info import SERVER_FILE, read_server_record
+from vault_rag.serving.server_token import TOKEN_FILE
 from vault_rag.settings import load_settings
+from vault_rag.storage.locations import quick_data_dir
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="signals and process checks")
 

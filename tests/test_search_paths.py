@@ -110,7 +110,7 @@ def test_cli_chunks_match_the_index(env):
     assert shown.exit_code == 0, shown.output
     chunks = [(c["id"], c["content_hash"]) for c in json.loads(shown.stdout)["chunks"]]
 
-    from vault_rag.context import open_index
+    from vault_rag.serving.context import open_index
 
     index = open_index(Settings(vault=vault, data_dir=data))
     try:

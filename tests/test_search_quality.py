@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vault_rag.index.indexer import Indexer
 from vault_rag.index.migrate import migrate_index
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 

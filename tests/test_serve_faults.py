@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from test_server_helpers import read_sse, wait_until
-from vault_rag.server_token import TOKEN_FILE
+from vault_rag.serving.server_token import TOKEN_FILE
 
 from fakes.openai_server import FakeOpenAIServer
 
@@ -165,7 +165,7 @@ def test_port_0_gives_each_vault_its_own_free_port(setup, tmp_path):
     token on its own port."""
     import json
 
-    from vault_rag.server_info import read_server_record
+    from vault_rag.serving.server_info import read_server_record
 
     env, vault, data = setup
     other_vault, other_data = tmp_path / "other", tmp_path / "other-data"

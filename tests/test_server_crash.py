@@ -27,9 +27,9 @@ from test_server_helpers import (
     snapshot_diff,
     wait_until,
 )
-from vault_rag.context import build_provider
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.server_token import TOKEN_FILE, load_or_create_token
+from vault_rag.serving.context import build_provider
+from vault_rag.serving.server_token import TOKEN_FILE, load_or_create_token
 from vault_rag.vault.embeds import resolve_note
 
 from fakes.openai_server import FakeOpenAIServer

@@ -23,8 +23,8 @@ from typing import Any
 import httpx
 import uvicorn
 
-from vault_rag.context import build_provider, make_indexer
 from vault_rag.index.vault_index import VaultIndex
+from vault_rag.serving.context import build_provider, make_indexer
 from vault_rag.settings import Settings
 
 from fakes.openai_server import FakeOpenAIServer

@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from vault_rag.exclusions import Exclusions
 from vault_rag.services.errors import ServiceError
 from vault_rag.services.notes import list_notes, read_note_text
 from vault_rag.settings import Settings
+from vault_rag.vault.exclusions import Exclusions
 
 
 @pytest.fixture(scope="module")

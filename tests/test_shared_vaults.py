@@ -8,10 +8,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from vault_rag.chunking.pipeline import chunk_vault_note
 from vault_rag.cli import app
-from vault_rag.pipeline import chunk_vault_note
 from vault_rag.vault.links import NoteIndex
-from vault_rag.vault.reader import iter_note_paths
+from vault_rag.vault.listing import iter_note_paths
 
 from conftest import SHARED_VAULT_NAMES, shared_vault
 
@@ -77,7 +77,7 @@ def test_every_real_vault_indexes_and_searches(name: str, tmp_path):
     pipeline surviving real notes, not about vector quality (test_search_quality covers that).
     """
     from vault_rag.embeddings.factory import make_provider
-    from vault_rag.index.indexer import Indexer
+    from vault_rag.index.updates.indexer import Indexer
     from vault_rag.index.vault_index import VaultIndex
     from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 

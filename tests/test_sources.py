@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from vault_rag.chunking.pipeline import chunk_options, chunk_vault_note
 from vault_rag.embeddings.hashing import HashProvider
-from vault_rag.pipeline import chunk_options, chunk_vault_note
 from vault_rag.settings import Settings
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.registry import source_registry
 from vault_rag.vault.links import NoteIndex
-from vault_rag.vault.listing import VaultListing
-from vault_rag.vault.reader import is_note_path, iter_note_paths
+from vault_rag.vault.listing import VaultListing, iter_note_paths
+from vault_rag.vault.reader import is_note_path
 
 from conftest import SHARED_VAULT_NAMES, shared_vault
 

@@ -142,5 +142,5 @@ def test_api_search_and_ask_by_collection(env):
     assert cited["cite"] == "Source/WaveSpawner.cpp:3-11 (AWaveSpawner::SpawnWaveEnemies)"
     # the extractive answer quotes the whole function, not a fragment of it
     function = SPAWNER_CPP.splitlines()[2:11]  # its comment to its closing brace
-    quoted = "\n".join(f"> {line}".rstrip() for line in function)
+    quoted = "```cpp\n" + "\n".join(function) + "\n```"  # verbatim, in a code block
     assert quoted in final["answer"], final["answer"]

@@ -19,11 +19,11 @@ import pytest
 from typer.testing import CliRunner
 
 from vault_rag.cli import app
-from vault_rag.context import make_indexer, open_index
 from vault_rag.index.migrate import migrate_index
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import StoreMismatchError
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings
 
 from fakes.openai_server import FakeOpenAIServer

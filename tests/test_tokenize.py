@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from vault_rag.index.tokenize import STOP_WORDS, tokenize
+from vault_rag.index.bm25.tokenize import STOP_WORDS, tokenize
 
 
 def test_chinese_is_segmented_into_words() -> None:
@@ -93,7 +93,7 @@ def test_deterministic() -> None:
 def test_first_use_is_silent() -> None:
     """Loading the dictionary must print nothing (jieba logs to stderr by default)."""
     code = (
-        "from vault_rag.index.tokenize import tokenize, tokenize_with\n"
+        "from vault_rag.index.bm25.tokenize import tokenize, tokenize_with\n"
         "tokenize('材质参数')\n"
         "tokenize_with('材质参数', 'jieba')\n"
     )

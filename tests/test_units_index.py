@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.pipeline import pipeline_signature
 from vault_rag.cli import app
-from vault_rag.context import chunk_options
-from vault_rag.index.indexer import Indexer
 from vault_rag.index.manifest import Manifest
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
-from vault_rag.pipeline import pipeline_signature
+from vault_rag.serving.context import chunk_options
 from vault_rag.settings import Settings
 
 from index_helpers import CountingProvider

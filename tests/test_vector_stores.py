@@ -12,10 +12,10 @@ import pytest
 
 from vault_rag.index.stores import chroma_http
 from vault_rag.index.stores.base import StoreUnavailableError
+from vault_rag.index.stores.chroma import ChromaStore
 from vault_rag.index.stores.chroma_http import ChromaHttpStore, parse_chroma_url
 from vault_rag.index.stores.milvus import MilvusStore, is_lite_uri
 from vault_rag.index.stores.naming import collection_name
-from vault_rag.index.vector_store import ChromaStore
 
 from store_backends import BACKENDS, ChromaServer, free_port
 
@@ -183,7 +183,7 @@ def test_chroma_searches_with_a_wide_hnsw_list_and_raises_older_collections(
     """Chroma's default ef_search (100) equals the dense pool and returned a different top 100
     in every process; both Chroma stores search with SEARCH_EF, and a collection made with the
     default (before this) is raised when opened, its vectors kept."""
-    from vault_rag.index.chroma_store import SEARCH_EF
+    from vault_rag.index.stores.chroma import SEARCH_EF
 
     name = f"vr_test_{uuid.uuid4().hex[:12]}"
     if backend == "chroma":

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from test_server_helpers import LiveServer, wait_idle, wait_until
-from vault_rag.index import sync
 from vault_rag.index.note_file import FileInFlux
+from vault_rag.index.updates import sync
 from vault_rag.watch import VaultWatcher
 
 TOKEN = "test-token-0123456789"

@@ -7,6 +7,8 @@
 import { type App, requireApiVersion } from "obsidian";
 
 export const SIDECAR_COMMAND_KEY = "vault-rag-sidecar-command";
+/** The vault-rag program's path (`sidecarProgram`), kept per device like the command. */
+export const SIDECAR_PROGRAM_KEY = "vault-rag-sidecar-program";
 
 export interface DeviceStore {
   /** True when the value is kept on this device (so `data.json` must not hold it). */
@@ -35,4 +37,19 @@ export function deviceStore(app: App, key: string): DeviceStore {
     };
   }
   return { local: false, load: (fromData) => fromData, save: () => undefined };
+}
+
+/** One string kept on this device (the app's local storage); in memory on older apps. */
+export function deviceText(app: App, key: string): { load(): string | null; save(value: string | null): void } {
+  if (requireApiVersion("1.8.7") && typeof app.loadLocalStorage === "function") {
+    return {
+      load: () => {
+        const value: unknown = app.loadLocalStorage(key);
+        return typeof value === "string" ? value : null;
+      },
+      save: (value) => app.saveLocalStorage(key, value),
+    };
+  }
+  let kept: string | null = null;
+  return { load: () => kept, save: (value) => void (kept = value) };
 }

@@ -11,12 +11,12 @@ import {
   sidecarCommands,
 } from "./commands";
 import { obsidianVault } from "./resolver/obsidian";
-import { type DeviceStore, deviceStore, SIDECAR_COMMAND_KEY } from "./deviceSettings";
+import { type DeviceStore, deviceStore, SIDECAR_COMMAND_KEY, SIDECAR_PROGRAM_KEY } from "./deviceSettings";
 import { keyStore } from "./models/secrets";
 import type { ModelControls } from "./models/settingsSection";
 import { Services } from "./services";
 import { parseSettings, type SettingsHost, type SidecarControls, type VaultRagSettings, VaultRagSettingTab } from "./settings";
-import { nodeLauncher } from "./sidecar/nodeLauncher";
+import { nodeLauncher, nodeLocator } from "./sidecar/nodeLauncher";
 import { parsePersistedSync, syncEvents } from "./sync";
 import { SyncStateFile } from "./sync/stateFile";
 import { type TokenStore, tokenStore } from "./token";
@@ -29,6 +29,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   private readonly tasks = new BackgroundTasks();
   private tokens: TokenStore | null = null;
   private command: DeviceStore | null = null;
+  private program: DeviceStore | null = null;
   /** Only where the app gives no file adapter: the sync state stays in data.json. */
   private syncInData = true;
   services: Services | null = null;
@@ -37,11 +38,13 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     const data: unknown = await this.loadData();
     this.tokens = tokenStore(this.app);
     this.command = deviceStore(this.app, SIDECAR_COMMAND_KEY);
+    this.program = deviceStore(this.app, SIDECAR_PROGRAM_KEY);
     this.settings = parseSettings(data);
     const plainToken = this.settings.token;
     this.settings.token = this.tokens.load(plainToken);
     const syncedCommand = this.settings.sidecarCommand;
     this.settings.sidecarCommand = this.command.load(syncedCommand);
+    this.settings.sidecarProgram = this.program.load(this.settings.sidecarProgram);
     const adapter = this.app.vault.adapter as DataAdapter | undefined; // absent in stand-ins
     // The sync state lives in files of its own (not data.json, which vault sync copies on every
     // change); a state still in data.json (an earlier version) is read once and moved.
@@ -61,6 +64,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
       save: () => this.saveAll(),
       stateFile,
       launcher: nodeLauncher(), // desktop only; null on mobile
+      locate: nodeLocator(() => this.settings.sidecarProgram, this.manifest.version),
       keys: keyStore(this.app),
       vaultPath: () => (adapter instanceof FileSystemAdapter ? adapter.getBasePath() : null),
       saveToken: async (token) => {
@@ -115,6 +119,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     const settings = parseSettings(await this.loadData());
     settings.token = this.tokens?.load(settings.token) ?? settings.token;
     settings.sidecarCommand = this.command?.load(settings.sidecarCommand) ?? settings.sidecarCommand;
+    settings.sidecarProgram = this.program?.load(settings.sidecarProgram) ?? settings.sidecarProgram;
     this.settings = settings;
     this.services?.settingsChanged();
   }
@@ -135,6 +140,10 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     if (this.command?.local) {
       this.command.save(settings.sidecarCommand);
       settings.sidecarCommand = "";
+    }
+    if (this.program?.local) {
+      this.program.save(settings.sidecarProgram);
+      settings.sidecarProgram = "";
     }
     const sync = this.syncInData ? this.services?.sync.persisted : undefined;
     await this.saveData(sync === undefined ? settings : { ...settings, sync });

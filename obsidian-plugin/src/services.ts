@@ -13,6 +13,7 @@ import type { ResolveSubpath } from "./resolver";
 import type { SidecarControls, VaultRagSettings } from "./settings";
 import { defaultServeCommand, launchCommand, serveCommandLine } from "./sidecar/command";
 import { describeConnection, testConnection } from "./sidecar/connection";
+import type { Located } from "./sidecar/locate";
 import { SidecarLogModal } from "./sidecar/logModal";
 import type { Launcher, SidecarSupervisor } from "./sidecar/supervisor";
 import { launchControls, StateListeners, supervisorFor } from "./sidecar/wiring";
@@ -34,6 +35,8 @@ export interface ServicesHooks {
   save?: () => Promise<void>;
   /** Starts programs (desktop: Node's child_process); null or absent: the sidecar is never started. */
   launcher?: Launcher | null;
+  /** Finds the vault-rag program when PATH lacks it (desktop: `nodeLocator`). */
+  locate?: ((argv: string[]) => Promise<Located>) | null;
   /** This vault's folder on disk (desktop), for the default command. */
   vaultPath?: () => string | null;
   /** Keep the token the started sidecar handed over (the settings, saved). */
@@ -81,6 +84,7 @@ export class Services {
     const command = () => serveCommandLine(settings().sidecarCommand, vaultPath());
     this.supervisor = supervisorFor(this.client, {
       launcher: hooks.launcher ?? null,
+      ...(hooks.locate ? { locate: hooks.locate } : {}),
       command,
       cwd: vaultPath,
       saveToken: async (token) => {

@@ -20,6 +20,9 @@ export interface VaultRagSettings extends ModelSettings {
   startSidecar: boolean;
   /** The command that starts it; empty: `vault-rag serve --vault <this vault's folder>`. */
   sidecarCommand: string;
+  /** The vault-rag program's full path (per device); empty: PATH and the usual install
+   * folders are searched (`sidecar/locate.ts`). */
+  sidecarProgram: string;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VaultRagSettings> = {
@@ -30,6 +33,7 @@ export const DEFAULT_SETTINGS: Readonly<VaultRagSettings> = {
   answersFolder: "",
   startSidecar: false,
   sidecarCommand: "",
+  sidecarProgram: "",
   chatSource: "sidecar",
   chatBaseUrl: "",
   chatModel: "",
@@ -52,6 +56,7 @@ export function parseSettings(data: unknown): VaultRagSettings {
     answersFolder: typeof raw.answersFolder === "string" ? normalizeFolder(raw.answersFolder) : "",
     startSidecar: raw.startSidecar === true,
     sidecarCommand: typeof raw.sidecarCommand === "string" ? raw.sidecarCommand.trim() : "",
+    sidecarProgram: typeof raw.sidecarProgram === "string" ? raw.sidecarProgram.trim() : "",
     chatSource: (raw.chatSource === "plugin" ? "plugin" : "sidecar") satisfies ChatSource,
     chatBaseUrl: typeof raw.chatBaseUrl === "string" ? raw.chatBaseUrl.trim() : "",
     chatModel: typeof raw.chatModel === "string" ? raw.chatModel.trim() : "",
@@ -225,6 +230,30 @@ export class VaultRagSettingTab extends PluginSettingTab {
             if (value) void sidecar.start();
           }),
         );
+      let programText: { setValue(value: string): unknown } | null = null;
+      const program = new Setting(containerEl)
+        .setName("Vault-rag program")
+        .setDesc(
+          "The full path of the installed vault-rag program, when Obsidian does not find it: empty searches the path and the usual install folders (pipx, pip --user, brew).",
+        )
+        .addText((text) =>
+          (programText = text)
+            .setPlaceholder("Found automatically")
+            .setValue(settings.sidecarProgram)
+            .onChange(async (value) => {
+              settings.sidecarProgram = value.trim();
+              await save();
+            }),
+        );
+      program.addButton((button) =>
+        button.setButtonText("Choose…").onClick(() =>
+          pickFile(containerEl, async (path) => {
+            settings.sidecarProgram = path;
+            programText?.setValue(path);
+            await save();
+          }),
+        ),
+      );
       new Setting(containerEl)
         .setName("Sidecar command")
         .setDesc(
@@ -243,4 +272,27 @@ export class VaultRagSettingTab extends PluginSettingTab {
         .addButton((button) => button.setButtonText("Show log").onClick(() => sidecar.showLog()));
     }
   }
+}
+
+/** A file picker: the chosen file's full path (Electron gives `File.path`, or `webUtils`). */
+function pickFile(parent: HTMLElement, chosen: (path: string) => Promise<void>): void {
+  const input = parent.createEl("input", { type: "file" });
+  input.hide();
+  input.addEventListener("change", () => {
+    const file = input.files?.[0];
+    const electron = (window as unknown as { require?: (id: string) => { webUtils?: { getPathForFile(f: File): string } } }).require;
+    // Electron before 32 gives the path on the File itself; later ones through webUtils.
+    const legacy: unknown = file ? Reflect.get(file, "path") : undefined;
+    let path = typeof legacy === "string" ? legacy : "";
+    if (!path && file && typeof electron === "function") {
+      try {
+        path = electron("electron").webUtils?.getPathForFile(file) ?? "";
+      } catch {
+        path = "";
+      }
+    }
+    input.remove();
+    if (path) void chosen(path);
+  });
+  input.click();
 }

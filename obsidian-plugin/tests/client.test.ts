@@ -18,6 +18,7 @@ import {
   SidecarTimeoutError,
   SidecarUnreachableError,
 } from "../src/client";
+import { tokenProof } from "../src/sidecar/proof";
 import { collect } from "./helpers/streams";
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void | Promise<void>;
@@ -32,10 +33,20 @@ interface Seen {
 
 const servers: Server[] = [];
 
-async function serve(handler: Handler) {
+/** A server on 127.0.0.1 running `handler`. It answers `GET /v1/health?challenge=` itself
+ * with the proof of `provesAs` (the sidecar's, `shared-schemas/fixtures/health-proof.json`),
+ * kept in `challenges` rather than `seen`; `provesAs: null` leaves those to `handler`. */
+async function serve(handler: Handler, provesAs: string | null = "s3cret") {
   const seen: Seen[] = [];
   const closed: string[] = [];
+  const challenges: { challenge: string; auth: string | undefined }[] = [];
   const server = createServer((req, res) => {
+    const challenge = new URL(req.url ?? "/", "http://x").searchParams.get("challenge");
+    if (provesAs !== null && challenge !== null) {
+      challenges.push({ challenge, auth: req.headers.authorization });
+      void tokenProof(provesAs, challenge).then((proof) => json(res, 200, { status: "ok", proof }));
+      return;
+    }
     let body = "";
     req.setEncoding("utf8");
     req.on("data", (chunk: string) => (body += chunk));
@@ -54,7 +65,7 @@ async function serve(handler: Handler) {
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, seen, closed, server };
+  return { url, seen, closed, server, challenges };
 }
 
 function json(res: ServerResponse, status: number, value: unknown) {
@@ -89,7 +100,7 @@ describe("SidecarClient: errors", () => {
   });
 
   it("never sends the token to /v1/health (whatever answers may not be the sidecar), and passes the challenge", async () => {
-    const { url, seen } = await serve((_req, _body, res) => json(res, 200, { status: "ok", version: "0.1", proof: "ab" }));
+    const { url, seen } = await serve((_req, _body, res) => json(res, 200, { status: "ok", version: "0.1", proof: "ab" }), null);
     expect(await client(url).health()).toEqual({ status: "ok", version: "0.1", proof: "ab" });
     await client(url).health({ challenge: "c7f3a1e0 9b5d&4e2f" });
     expect(seen.map((s) => [s.url, s.auth])).toEqual([
@@ -99,7 +110,8 @@ describe("SidecarClient: errors", () => {
   });
 
   it("maps 401 to SidecarAuthError", async () => {
-    const { url } = await serve((_req, _body, res) => json(res, 401, { detail: "bad token" }));
+    // A server that proves the token yet refuses it (the real sidecar never does both).
+    const { url } = await serve((_req, _body, res) => json(res, 401, { detail: "bad token" }), "wrong");
     const error = await client(url, "wrong").status().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SidecarAuthError);
     expect((error as Error).message).toContain("refused the token");

@@ -12,6 +12,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { ASK_EVENTS, parseAskEvent, SidecarClient } from "../src/client";
+import { proofResponse } from "./helpers/proofs";
 
 type Schema = Record<string, unknown>;
 
@@ -86,6 +87,8 @@ function recordingClient(answer: unknown = {}) {
   const client = new SidecarClient(
     () => ({ url: "http://127.0.0.1:8765", token: "t" }),
     async (input, init) => {
+      const proof = await proofResponse(input, "t"); // it proves it holds the token first
+      if (proof !== null) return proof;
       sent.push({
         method: String(init.method),
         route: new URL(input).pathname,

@@ -21,6 +21,7 @@ import { askAboutNoteCommand } from "../src/commands";
 import { sha256Hex } from "../src/sync";
 import * as shim from "./__mocks__/obsidian";
 import { FIXTURES, type FixtureFile, FixtureVault } from "./helpers/fixtureVault";
+import { answeredProof } from "./helpers/proofs";
 
 const MANIFEST = { id: "vault-rag", name: "Vault RAG", version: "0.1.0", minAppVersion: "1.4.0" };
 
@@ -86,6 +87,7 @@ function resolveCommand(fake: shim.Plugin): (checking: boolean) => boolean | und
 
 const servers: Server[] = [];
 const plugins: VaultRagPlugin[] = [];
+
 
 afterEach(async () => {
   for (const plugin of plugins.splice(0)) plugin.onunload();
@@ -245,6 +247,7 @@ describe("VaultRagPlugin", () => {
       answersFolder: "Answers",
       startSidecar: false,
       sidecarCommand: "",
+      sidecarProgram: "",
       chatSource: "sidecar",
       chatBaseUrl: "",
       chatModel: "",
@@ -283,6 +286,7 @@ describe("VaultRagPlugin", () => {
       answersFolder: "UE",
       startSidecar: false,
       sidecarCommand: "",
+      sidecarProgram: "",
       chatSource: "sidecar",
       chatBaseUrl: "",
       chatModel: "",
@@ -298,6 +302,7 @@ describe("VaultRagPlugin", () => {
     const seen: string[] = [];
     const aHash = await sha256Hex((await buildExpected(vault, "A.md")).content);
     const server = createServer((req, res) => {
+      if (answeredProof(req, res, "tok")) return; // it proves it holds the token first
       seen.push(`${req.method} ${req.url} ${req.headers.authorization}`);
       let body = "";
       req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
@@ -349,15 +354,19 @@ describe("VaultRagPlugin", () => {
     await vi.waitFor(() => expect(changed).toEqual([{ paths: ["Papers/Manual.pdf"] }]), { timeout: 15_000 });
   });
 
-  /** A stand-in sidecar: counts requests by "METHOD path"; `put` answers each PUT /v1/notes. */
-  async function standIn(put: (notes: NotePayload[]) => number = () => 200) {
+  /** A stand-in sidecar: counts requests by "METHOD path"; `put` answers each PUT /v1/notes;
+   * it proves it holds `token` (the one in the plugin's settings, when one is). */
+  async function standIn(put: (notes: NotePayload[]) => number = () => 200, token = "tok") {
     const counts = new Map<string, number>();
     const order: string[] = [];
+    const authorized: string[] = [];
     const excludes: unknown[] = [];
     const server = createServer((req, res) => {
+      if (answeredProof(req, res, token)) return;
       const key = `${req.method} ${req.url}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
       order.push(key);
+      authorized.push(`${key} ${req.headers.authorization}`);
       let body = "";
       req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
       req.on("end", () => {
@@ -381,8 +390,61 @@ describe("VaultRagPlugin", () => {
     });
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts, order, excludes };
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts, order, excludes, authorized };
   }
+
+  /** Settings under which the plugin, once the layout is ready, polls, reconciles and pushes
+   * the excluded folders and the chat model, all with the stored token. */
+  const pushing = (url: string) => ({
+    sidecarUrl: url,
+    token: "tok",
+    excludedFolders: ["Private"],
+    chatSource: "plugin",
+    chatBaseUrl: "http://127.0.0.1:11434/v1",
+    chatModel: "llama3",
+  });
+
+  it("sends the stored token to a sidecar that proves it holds it: poller, sync, model and exclusion pushes", async () => {
+    const { url, authorized } = await standIn();
+    const { app, state } = fakeApp(vault, null);
+    const { plugin, fake } = await loadPlugin(app, pushing(url));
+    plugins.push(plugin);
+    for (const ready of state.layoutReady) ready();
+    const wanted = ["GET /v1/status", "GET /v1/notes/hashes", "PUT /v1/notes", "PUT /v1/settings/exclude", "PUT /v1/settings/models"];
+    await vi.waitFor(() => expect(wanted.filter((w) => !authorized.includes(`${w} Bearer tok`))).toEqual([]), { timeout: 15_000 });
+    expect(authorized.filter((line) => !line.endsWith(" Bearer tok"))).toEqual([]);
+    await vi.waitFor(() => expect((fake.statusBarItems[0] as shim.FakeElement).textContent).toBe("RAG: 3 notes"), { timeout: 15_000 });
+  });
+
+  it("a squatter holding the port while a token is stored never receives it (issue 31, defect 5)", async () => {
+    const requests: { path: string; auth: string | undefined }[] = [];
+    const squatter = createServer((req, res) => {
+      requests.push({ path: req.url ?? "", auth: req.headers.authorization });
+      req.resume();
+      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ status: "ok" }));
+    });
+    servers.push(squatter);
+    await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", resolve));
+    const port = (squatter.address() as AddressInfo).port;
+    const { app, state } = fakeApp(vault, null);
+    const { plugin, fake } = await loadPlugin(app, pushing(`http://127.0.0.1:${port}`));
+    plugins.push(plugin);
+    for (const ready of state.layoutReady) ready();
+    const status = fake.statusBarItems[0] as shim.FakeElement;
+    await vi.waitFor(() => expect(status.textContent).toBe("RAG: token not sent"), { timeout: 15_000 });
+    // Settings typed later (a push of the new exclusions and model) fare no better.
+    const tab = fake.settingTabs[0] as unknown as shim.PluginSettingTab & { display(): void };
+    tab.display();
+    await shim.settingsIn(tab.containerEl)[3]?.texts[0]?.type("Private\nDaily");
+    await new Promise((resolve) => setTimeout(resolve, SETTINGS_DEBOUNCE_MS + 1_000));
+    expect(requests.length).toBeGreaterThan(1);
+    expect(requests.filter((r) => r.auth !== undefined)).toEqual([]);
+    expect(requests.filter((r) => !r.path.startsWith("/v1/health?challenge="))).toEqual([]); // only asked to prove itself
+    expect(status.attributes.get("aria-label")).toContain(`Something else is answering on port ${port}`);
+    expect(shim.Notice.shown).toEqual([
+      `Vault RAG: what answers at http://127.0.0.1:${port} cannot prove it holds this vault's token, so the token was not sent. See the status bar.`,
+    ]);
+  });
 
   it("pushes the excluded folders to the sidecar, then reconciles once after typing, not per keystroke", async () => {
     const { url, counts, order, excludes } = await standIn();
@@ -479,9 +541,17 @@ describe("VaultRagPlugin", () => {
       loadLocalStorage: (key: string) => local.get(key) ?? null,
       saveLocalStorage: (key: string, value: unknown) => void (value === null ? local.delete(key) : local.set(key, value)),
     });
-    const { plugin, fake } = await loadPlugin(app, { sidecarUrl: url, sidecarCommand: "/opt/rag/bin/vault-rag serve --vault /v" });
+    const { plugin, fake } = await loadPlugin(app, {
+      sidecarUrl: url,
+      sidecarCommand: "/opt/rag/bin/vault-rag serve --vault /v",
+      sidecarProgram: "/home/me/.local/bin/vault-rag",
+    });
     plugins.push(plugin);
     expect(local.get("vault-rag-sidecar-command")).toBe("/opt/rag/bin/vault-rag serve --vault /v");
+    // The program's path is this computer's too: kept on the device, not in data.json.
+    expect(local.get("vault-rag-sidecar-program")).toBe("/home/me/.local/bin/vault-rag");
+    expect((fake.data as { sidecarProgram: string }).sidecarProgram).toBe("");
+    expect(plugin.settings.sidecarProgram).toBe("/home/me/.local/bin/vault-rag");
     expect((fake.data as { sidecarCommand: string }).sidecarCommand).toBe(""); // moved out of the synced file
     expect(plugin.settings.sidecarCommand).toBe("/opt/rag/bin/vault-rag serve --vault /v");
 
@@ -496,6 +566,7 @@ describe("VaultRagPlugin", () => {
     const again = await loadPlugin(app, fake.data);
     plugins.push(again.plugin);
     expect(again.plugin.settings.sidecarCommand).toBe("/opt/rag/bin/vault-rag serve --vault /v");
+    expect(again.plugin.settings.sidecarProgram).toBe("/home/me/.local/bin/vault-rag");
   });
 
   it("moves the sync state out of data.json into files of its own in the plugin folder", async () => {

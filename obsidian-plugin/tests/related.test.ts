@@ -9,6 +9,7 @@ import type { WorkspaceLeaf } from "obsidian";
 import { afterEach, describe, expect, it } from "vitest";
 
 import { parseRelated, type RelatedNotes, SidecarClient } from "../src/client";
+import { proofResponse } from "./helpers/proofs";
 import type { Clock } from "../src/sync/timing";
 import {
   RELATED_DEBOUNCE_MS,
@@ -169,6 +170,8 @@ function setup(answer: (path: string) => { status: number; body: unknown }) {
   const client = new SidecarClient(
     () => ({ url: "http://127.0.0.1:8765", token: "t" }),
     async (input) => {
+      const proof = await proofResponse(input, "t"); // it proves it holds the token first
+      if (proof !== null) return proof;
       const url = new URL(input);
       requests.push(url.pathname + url.search);
       const { status, body } = answer(url.searchParams.get("path") ?? "");
@@ -207,6 +210,8 @@ function setup(answer: (path: string) => { status: number; body: unknown }) {
   };
   const settle = async () => {
     tick(RELATED_DEBOUNCE_MS);
+    // The first request waits for the stand-in's proof (WebCrypto: slower on a loaded machine).
+    for (let i = 0; i < 2_000 && !client.proven; i++) await flush();
     for (let i = 0; i < 5; i++) await flush();
   };
   return { view, q, qa, requests, opened, hovers, errors, activate, settle, handlers };
@@ -316,6 +321,24 @@ describe("a related passage as plain text", () => {
       "在 C++ 里改了 → Blueprint and C++ Communication see RPCs and docs",
     );
     expect(plainSnippet("x".repeat(300))).toHaveLength(160);
+  });
+
+  it("does not repeat the headings when the sidecar's snippet is already plain text", () => {
+    // What the sidecar sends since its snippets are plain text (docs/images/related-notes.png
+    // showed the heading on the line and again at the start of the passage).
+    expect(plainSnippet("Render Thread（Draw）优化 stat unit 里 Draw 最高时，问题通常是 draw call 太多", ["性能分析", "Render Thread（Draw）优化"])).toBe(
+      "stat unit 里 Draw 最高时，问题通常是 draw call 太多",
+    );
+    // Parent and child heading both at the start: each dropped once, in order.
+    expect(plainSnippet("踩坑记录 Pitfalls 其他零碎的坑 BlueprintNativeEvent 直接调", ["踩坑记录 Pitfalls", "其他零碎的坑"])).toBe("BlueprintNativeEvent 直接调");
+    // Only whole words: a heading that is the start of a longer word stays.
+    expect(plainSnippet("Collision Enabled SetCollisionEnabled 有几个选项", ["Collision"])).toBe("Enabled SetCollisionEnabled 有几个选项");
+    expect(plainSnippet("CollisionEnabled 有几个选项", ["Collision"])).toBe("CollisionEnabled 有几个选项");
+    // A heading written with markup reads as its words.
+    expect(plainSnippet("Lumen and Nanite details", ["**Lumen** and [[Nanite]]"])).toBe("details");
+    // The note's name as the first word of a sentence is text, not a repeated heading.
+    expect(plainSnippet("Nanite streams geometry in clusters", [], "Nanite")).toBe("Nanite streams geometry in clusters");
+    expect(plainSnippet("# Nanite\n\nNanite streams geometry", [], "Nanite")).toBe("Nanite streams geometry");
   });
 
   it("names the best heading once, not when it only repeats the note's name", () => {

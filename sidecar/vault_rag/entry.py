@@ -1,7 +1,7 @@
 """The `vault-rag` entry point. `vault-rag mcp` starts the MCP server with only the imports it
 needs (`mcp_server/stdio.py`). `vault-rag search` first asks a sidecar running on the vault
-(`search_client.py`) with light imports only, then searches in this process with the imports
-one search needs (`local_search.py`); everything else, and a search whose options only Typer
+(`serving/search_client.py`) with light imports only, then searches in this process with the imports
+one search needs (`serving/local_search.py`); everything else, and a search whose options only Typer
 can judge, goes to the Typer CLI (`vault_rag.cli`), whose import loads every stage."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ _FLAGS = {"--json", "--explain", "--in-process"}
 
 def parse_search(argv: list[str]) -> object | None:
     """`SearchArgs` for the words after `search`, or None when Typer should parse them."""
-    from vault_rag.search_client import SearchArgs
+    from vault_rag.serving.search_client import SearchArgs
 
     values: dict[str, str] = {}
     flags: set[str] = set()
@@ -97,10 +97,10 @@ def main() -> None:
     try:
         run(sys.argv[1:])
     except Exception as exc:
-        # A full disk, a read-only mount or an I/O error (`disk_faults.py`; nothing was moved
-        # or deleted), or damage only a query could find, under any command: one clear line,
+        # A full disk, a read-only mount or an I/O error (`storage/disk_faults.py`; nothing was
+        # moved or deleted), or damage only a query could find, under any command: one clear line,
         # not a traceback.
-        from vault_rag.disk_faults import EXIT_CODE, disk_fault
+        from vault_rag.storage.disk_faults import EXIT_CODE, disk_fault
 
         fault = disk_fault(exc)
         if fault is not None:
@@ -110,7 +110,7 @@ def main() -> None:
         if settings_problem is not None:
             sys.stderr.write(f"error: {settings_problem}\n")
             raise SystemExit(2) from None
-        from vault_rag.doctor import damaged_database
+        from vault_rag.maintenance.doctor import damaged_database
 
         damage = damaged_database(exc)
         if damage is None:
@@ -143,11 +143,11 @@ def run(argv: list[str]) -> None:
     if argv[:1] == ["search"]:
         args = parse_search(argv[1:])
         if args is not None:
-            from vault_rag.search_client import search_running_server
+            from vault_rag.serving.search_client import search_running_server
 
             code = search_running_server(args)  # type: ignore[arg-type]
             if code is None:  # no sidecar: in this process, still without the Typer CLI
-                from vault_rag.local_search import search_in_process
+                from vault_rag.serving.local_search import search_in_process
 
                 code = search_in_process(args)  # type: ignore[arg-type]
             raise SystemExit(code)

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from vault_rag.locations import (  # noqa: F401  (re-exported: the settings' own names)
+from vault_rag.storage.locations import (  # noqa: F401  (re-exported: the settings' own names)
     APP_NAME,
     SETTINGS_FILE_NAME,
     config_file_path,
@@ -29,7 +29,7 @@ DEFAULT_IGNORES: tuple[str, ...] = (".obsidian", ".trash", ".git", "node_modules
 
 class SourceSpec(BaseModel):
     """One source indexed beside the vault (`sources`, `vault-rag sources add`): its own
-    collection in the vector store and its own lexical index (`sources/collections.py`)."""
+    collection in the vector store and its own lexical index (`source_indexes/collections.py`)."""
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")  # never "vault" (the vault's own)
     path: Path
@@ -82,7 +82,7 @@ class Settings(BaseSettings):
     ignore: list[str] = Field(default_factory=lambda: list(DEFAULT_IGNORES))
     # Excluded folders (private): vault-relative folders or note paths (literal but for `*`, the
     # one wildcard, which crosses folders) whose notes are never read, indexed or accepted from
-    # the plugin (`exclusions.py`). Applied together with the list the plugin pushes
+    # the plugin (`vault/exclusions.py`). Applied together with the list the plugin pushes
     # (`PUT /v1/settings/exclude`, kept in the data dir).
     exclude: list[str] = Field(default_factory=list)
     # Source kinds (sources/registry.py): which kinds of file are indexed besides Markdown
@@ -93,7 +93,7 @@ class Settings(BaseSettings):
     max_pdf_mb: float = Field(default=50.0, gt=0)  # larger PDFs: `too_large`, not read
     max_pdf_pages: int = Field(default=1000, ge=1)  # longer PDFs: `too_many_pages`, not read
 
-    # Sources beside the vault (sources/collections.py): a code tree, another vault, a folder
+    # Sources beside the vault (source_indexes/collections.py): a code tree, another vault, a folder
     # of Markdown docs, each its own collection. Also `vault-rag sources add` (kept in the data
     # dir). Code files over `max_code_kb` are skipped (status says so).
     sources: list[SourceSpec] = Field(default_factory=list)
@@ -106,7 +106,7 @@ class Settings(BaseSettings):
     top_k: int = 10
     per_note_cap: int = 2
     rrf_k: int = 10
-    # Weight of the note-centroid list in the fusion (0: off); index/note_vectors.py says why
+    # Weight of the note-centroid list in the fusion (0: off); index/dense/note_vectors.py says why
     note_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     # Share of the corpus mean taken off units and query before the dense cosine (0: off);
     # retrieval/dense.py says why
@@ -170,8 +170,9 @@ class Settings(BaseSettings):
     answers_folder: str = "Vault RAG Answers"  # vault folder promoted answers are written to
     # --- end of feedback settings --------------------------------------------------------------
 
-    # --- Server (`vault-rag serve`, api/, watch/, index/writer.py) -----------------------------
-    # The host is always 127.0.0.1: the sidecar is never reachable from another machine.
+    # --- Server (`vault-rag serve`, api/, watch/, index/updates/writer.py)
+    # ----------------------------- The host is always 127.0.0.1: the sidecar is never reachable
+    # from another machine.
     server_port: int = Field(default=8765, ge=0, le=65535)  # 0: a free port (serve --port 0)
     # Browser origins allowed to call the API (Obsidian desktop; mobile shells for later).
     server_cors_origins: list[str] = Field(

@@ -2,7 +2,9 @@
  * The sidecar client, with the bearer token: plain JSON calls go through Obsidian's
  * `requestUrl`, the ask stream through `fetch` (`requestUrl` buffers the whole answer, so it
  * cannot stream Server-Sent Events). Every failure is one of the error classes in `errors.ts`;
- * an abort rejects with the abort reason, untouched.
+ * an abort rejects with the abort reason, untouched. The token is attached only once the server
+ * at that URL has proven it holds it (`proofGate.ts`); every caller (status poller, sync, model
+ * and exclusion pushes, the pane) goes through this one place.
  */
 import { requestUrl, type RequestUrlResponse } from "obsidian";
 
@@ -31,6 +33,7 @@ import {
   SidecarTimeoutError,
   SidecarUnreachableError,
 } from "./errors";
+import { ProofGate } from "./proofGate";
 import { MODEL_ROUTES, type ModelsState, type ModelsUpdate, type ModelTry, parseModelsState, parseModelTry } from "./models";
 import { parseSSE } from "./sse";
 
@@ -54,6 +57,11 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const WRITE_TIMEOUT_MS = 600_000;
 
 export class SidecarClient {
+  private readonly gate = new ProofGate(async (url, challenge) => {
+    const query = `?challenge=${encodeURIComponent(challenge)}`;
+    return record(await this.json("GET", ROUTES.health + query, undefined, { timeoutMs: 5_000 }, false, url)).proof;
+  });
+
   /**
    * `config` is read on every request, so a changed URL or token applies at once. Without
    * `fetchImpl`, JSON calls use `requestUrl` and the stream the window's `fetch`; with one
@@ -80,6 +88,31 @@ export class SidecarClient {
   /** The token the plugin holds now (empty: none). */
   get token(): string {
     return this.config().token;
+  }
+
+  /**
+   * Whether the server at the URL proves it holds `token` (default: the current one), with a
+   * fresh challenge; a proven pair is what later requests send the token to. False when it
+   * cannot prove it, or nothing answers. The token itself is never sent.
+   */
+  async prove(token = this.token): Promise<boolean> {
+    const url = this.url;
+    try {
+      return await this.gate.prove(url, token, true);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Whether the current (URL, token) is proven (no request). */
+  get proven(): boolean {
+    const { url, token } = this.config();
+    return this.gate.isProven(url, token);
+  }
+
+  /** Trust no server until it proves itself again (the sidecar stopped or restarts). */
+  forgetProof(): void {
+    this.gate.forget();
   }
 
   /** `GET /v1/status`, optionally with one note's index state (`?path=`). */
@@ -196,19 +229,28 @@ export class SidecarClient {
       }
     } catch (error) {
       if (signal?.aborted || isAbortError(error) || error instanceof SidecarProtocolError) throw error;
+      this.gate.forget(); // the connection broke: whoever answers next proves itself again
       throw new SidecarUnreachableError(this.url, error); // the connection broke mid-stream
     }
     throw new SidecarProtocolError("the sidecar closed the answer stream before its final event");
   }
 
-  private async json(method: string, route: string, body: unknown, options: RequestOptions, withToken = true): Promise<unknown> {
+  private async json(
+    method: string,
+    route: string,
+    body: unknown,
+    options: RequestOptions,
+    withToken = true,
+    at: string | null = null,
+  ): Promise<unknown> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
     const linked = options.signal ? anySignal([options.signal, timeout]) : null;
     const signal = linked?.signal ?? timeout;
-    const url = this.url;
+    const url = at ?? this.url;
     try {
-      const text = await this.exchange(method, route, body, signal, withToken);
+      const token = withToken ? await this.admitted(url, signal) : "";
+      const text = await this.exchange(url, method, route, body, signal, token);
       if (text === "") return null;
       try {
         return JSON.parse(text) as unknown;
@@ -224,15 +266,27 @@ export class SidecarClient {
     }
   }
 
+  /**
+   * The token to send to `url`: "" when there is none, else the current one once `url` has
+   * proven it holds it (asked now, or shared with a proof under way). A server that cannot
+   * prove it rejects with `SidecarUnprovenError`, and the token is not sent.
+   */
+  private async admitted(url: string, signal: AbortSignal | undefined): Promise<string> {
+    const token = this.config().token;
+    if (token === "") return "";
+    const admit = this.gate.admit(url, token);
+    await (signal ? untilAborted(admit, signal) : admit);
+    return token;
+  }
+
   /** One JSON request; the answer's text, or a typed error. */
-  private async exchange(method: string, route: string, body: unknown, signal: AbortSignal, withToken: boolean): Promise<string> {
+  private async exchange(url: string, method: string, route: string, body: unknown, signal: AbortSignal, token: string): Promise<string> {
     if (this.fetchImpl !== null) {
-      const response = await this.send(method, route, body, { signal }, "application/json", withToken);
+      const response = await this.send(method, route, body, { signal }, "application/json", { url, token });
       return response.status === 204 ? "" : response.text();
     }
-    const { url, token } = this.config();
     const headers: Record<string, string> = { Accept: "application/json" };
-    if (token && withToken) headers.Authorization = `Bearer ${token}`;
+    if (token) headers.Authorization = `Bearer ${token}`;
     let response: RequestUrlResponse;
     try {
       // `requestUrl` cannot be cancelled: an abort or a timeout stops waiting for it.
@@ -249,6 +303,7 @@ export class SidecarClient {
       );
     } catch (error) {
       if (signal.aborted || isAbortError(error)) throw error;
+      this.gate.forget(); // whoever answers next proves itself again
       throw new SidecarUnreachableError(url, error); // refused, wrong host
     }
     if (response.status === 401) throw new SidecarAuthError(url);
@@ -262,11 +317,13 @@ export class SidecarClient {
     body: unknown,
     options: { signal?: AbortSignal },
     accept: string,
-    withToken = true,
+    /** Where, with which token (already admitted); absent: the current URL, admitted here. */
+    to: { url: string; token: string } | null = null,
   ): Promise<Response> {
-    const { url, token } = this.config();
+    const url = to?.url ?? this.url;
+    const token = to !== null ? to.token : await this.admitted(url, options.signal);
     const headers: Record<string, string> = { Accept: accept };
-    if (token && withToken) headers.Authorization = `Bearer ${token}`;
+    if (token) headers.Authorization = `Bearer ${token}`;
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let response: Response;
     try {
@@ -279,6 +336,7 @@ export class SidecarClient {
       });
     } catch (error) {
       if (options.signal?.aborted || isAbortError(error)) throw error;
+      this.gate.forget(); // whoever answers next proves itself again
       throw new SidecarUnreachableError(url, error); // refused, wrong host, or blocked by CORS
     }
     if (response.status === 401) {

@@ -3,6 +3,7 @@
  * - `SidecarUnreachableError`: no HTTP answer at all (not running, wrong URL or port, CORS);
  * - `SidecarTimeoutError`: connected, but no answer within the request's time limit;
  * - `SidecarAuthError`: 401 — the token is missing or wrong;
+ * - `SidecarUnprovenError`: what answers cannot prove it holds the token, so it was not sent;
  * - `SidecarHttpError`: any other non-2xx answer, with the server's `detail` when it sent one;
  * - `SidecarProtocolError`: a 2xx answer that is not what the contract says.
  * An aborted request rejects with the signal's reason (an `AbortError`), never with these.
@@ -43,6 +44,21 @@ export class SidecarAuthError extends SidecarError {
   }
 }
 
+/** What answers at the URL could not prove it holds the token in the settings
+ * (`GET /v1/health?challenge=` gave no valid `proof`), so the token was not sent (issue 31,
+ * defect 5): another program (or another vault's sidecar) holds the port, or the token in the
+ * settings is not this sidecar's. The plugin cannot tell these apart without sending it. */
+export class SidecarUnprovenError extends SidecarError {
+  override name = "SidecarUnprovenError";
+
+  constructor(readonly url: string) {
+    super(
+      `Something else is answering ${whereOf(url)} and cannot prove it holds this vault's token, so the token was not sent. ` +
+        "Another program (or another vault's sidecar) holds that port, or the token in Settings → Vault RAG is not this sidecar's (`vault-rag token` prints it).",
+    );
+  }
+}
+
 export class SidecarHttpError extends SidecarError {
   override name = "SidecarHttpError";
 
@@ -67,12 +83,24 @@ export function isAbortError(error: unknown): boolean {
 }
 
 /** The connection state an error says the sidecar is in (for notices and the status bar). */
-export type ConnectionState = "ok" | "unreachable" | "unauthorized";
+export type ConnectionState = "ok" | "unreachable" | "unauthorized" | "unproven";
 
 export function connectionStateOf(error: unknown): ConnectionState | null {
   if (error instanceof SidecarUnreachableError) return "unreachable";
   if (error instanceof SidecarAuthError) return "unauthorized";
+  if (error instanceof SidecarUnprovenError) return "unproven";
   return null;
+}
+
+/** "on port N (URL)" for a URL with a port, else "at URL". */
+function whereOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
+    return `on port ${port} (${url})`;
+  } catch {
+    return `at ${url}`;
+  }
 }
 
 function describeCause(reason: unknown): string {

@@ -37,5 +37,6 @@ export {
   SidecarHttpError,
   SidecarProtocolError,
   SidecarTimeoutError,
+  SidecarUnprovenError,
   SidecarUnreachableError,
 } from "./errors";

@@ -99,7 +99,7 @@ export interface paths {
          * Files changed: the sidecar reads them
          * @description The plugin never posts a PDF's or a canvas's bytes: it names the files that changed
          *     (created, modified, deleted) and the sidecar reads them from the vault, as a watcher batch
-         *     (`index/sync.py`, `VaultSync.disk`). Works for notes too.
+         *     (`index/updates/sync.py`, `VaultSync.disk`). Works for notes too.
          */
         post: operations["files_changed_v1_notes_changed_post"];
         delete?: never;
@@ -403,6 +403,11 @@ export interface components {
              * @description Search these collections for evidence: `vault` and the sources' names; default: every one, or the vault alone when `default_collections` says so
              */
             collections?: string[] | null;
+            /**
+             * Model
+             * @description Answer with this chat model of the server in use (one `GET /v1/models` lists); absent: the model in use; empty: no chat model (quoted answers). The pane's per-conversation picker sends it.
+             */
+            model?: string | null;
         };
         /** ChangedResult */
         ChangedResult: {

@@ -1,14 +1,16 @@
 /**
  * "Test connection" in the settings: `GET /v1/health` (does anything answer, and is it the
  * Vault RAG sidecar), then `GET /v1/status` with the token (is it accepted, how much is
- * indexed), said in one line.
+ * indexed), said in one line. The client sends the token only to a server that proves it holds
+ * it (`client/proofGate.ts`); one that cannot is `unproven`.
  */
-import { SidecarAuthError, type SidecarClient, SidecarUnreachableError } from "../client";
+import { SidecarAuthError, type SidecarClient, SidecarUnprovenError, SidecarUnreachableError } from "../client";
 
 export type ConnectionResult =
   | { kind: "ok"; version: string; notes: number | null; pending: number | null }
   | { kind: "unreachable"; url: string }
   | { kind: "unauthorized"; version: string }
+  | { kind: "unproven"; message: string }
   | { kind: "error"; message: string };
 
 export async function testConnection(client: Pick<SidecarClient, "health" | "status" | "url">): Promise<ConnectionResult> {
@@ -25,6 +27,7 @@ export async function testConnection(client: Pick<SidecarClient, "health" | "sta
     return { kind: "ok", version, notes: status.notes, pending: status.pending };
   } catch (error) {
     if (error instanceof SidecarAuthError) return { kind: "unauthorized", version };
+    if (error instanceof SidecarUnprovenError) return { kind: "unproven", message: error.message };
     return { kind: "error", message: error instanceof Error ? error.message : String(error) };
   }
 }
@@ -40,6 +43,8 @@ export function describeConnection(result: ConnectionResult, startCommand: strin
       return `Nothing answers at ${result.url}. Start the sidecar (${startCommand}), or turn on "Start the sidecar with Obsidian".`;
     case "unauthorized":
       return `The sidecar ${result.version} answers, but refuses the token: copy the one "vault-rag token" prints, or let the plugin start the sidecar.`;
+    case "unproven":
+      return result.message;
     case "error":
       return `The sidecar answered, but: ${result.message}`;
   }

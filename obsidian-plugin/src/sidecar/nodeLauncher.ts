@@ -6,6 +6,7 @@
  */
 import { Platform } from "obsidian";
 
+import { type FileProbe, type Located, type LocateEnv, locateProgram } from "./locate";
 import type { Launcher, ProcessExit, ProcessHandle, RunResult } from "./supervisor";
 
 const STOP_GRACE_MS = 8_000;
@@ -101,4 +102,37 @@ export function nodeLauncher(): Launcher | null {
       });
     },
   };
+}
+
+/** The parts of Node's `fs/promises` the program search uses. */
+interface FsPromises {
+  stat(path: string): Promise<{ isFile(): boolean }>;
+  readdir(path: string): Promise<string[]>;
+}
+
+/** Finding `vault-rag` on this computer (`locate.ts`), or null where programs cannot run. */
+export function nodeLocator(programPath: () => string, version: string): ((argv: string[]) => Promise<Located>) | null {
+  if (childProcess() === null) return null;
+  const load = (window as unknown as { require: (id: string) => unknown }).require;
+  let fs: FsPromises;
+  try {
+    fs = load("fs/promises") as FsPromises;
+  } catch {
+    return null;
+  }
+  const probe: FileProbe = {
+    isFile: (path) => fs.stat(path).then((s) => s.isFile(), () => false),
+    list: (path) => fs.readdir(path).catch(() => []),
+  };
+  const node = (window as unknown as { process?: NodeProcessLike & { platform?: string } }).process;
+  const env = node?.env ?? {};
+  const locateEnv: LocateEnv = {
+    platform: node?.platform ?? "linux",
+    home: env.HOME ?? env.USERPROFILE ?? "",
+    path: env.PATH ?? env.Path ?? "",
+    appData: env.APPDATA,
+    localAppData: env.LOCALAPPDATA,
+    pipxBinDir: env.PIPX_BIN_DIR,
+  };
+  return (argv) => locateProgram(argv, programPath(), locateEnv, probe, version);
 }

@@ -26,6 +26,7 @@
  */
 import { type Clock, systemClock } from "../sync/timing";
 import { CommandSyntaxError, HANDSHAKE_ENV, parseHandshake, quoteArg, splitCommand, tokenCommand, tokenFromOutput } from "./command";
+import type { Located } from "./locate";
 
 export interface ProcessExit {
   code: number | null;
@@ -101,6 +102,9 @@ export interface SupervisorDeps {
   maxRestarts?: number;
   /** The first restart's delay, doubled each time up to 30 s (default 1 s). */
   restartBaseMs?: number;
+  /** Find the program (`locate.ts`: the path setting, PATH, the usual install folders);
+   * `missing` says what is not installed and what to run. Absent: run as written. */
+  locate?(argv: string[]): Promise<Located>;
 }
 
 const MAX_LOG_LINES = 2_000;
@@ -245,7 +249,13 @@ export class SidecarSupervisor {
       this.fail("The sidecar command is empty.");
       return;
     }
-    await this.start(launcher, argv);
+    const located = this.deps.locate ? await this.deps.locate(argv) : { argv, found: null };
+    if ("missing" in located) {
+      this.fail(located.missing);
+      return;
+    }
+    if (located.found !== null) this.log.note(`found vault-rag at ${located.found}`);
+    await this.start(launcher, located.argv);
   }
 
   private async start(launcher: Launcher, argv: string[]): Promise<void> {

@@ -5,27 +5,28 @@
  */
 import { SidecarAuthError, type SidecarClient } from "../client";
 import type { SidecarLaunch } from "../view/indexStatus";
-import { newChallenge, provesToken } from "./proof";
 import { SidecarSupervisor, type SupervisorDeps } from "./supervisor";
 
 /** A supervisor that asks `client` whether the sidecar answers, proves it holds the token
- * (a fresh challenge each time, `proof.ts`) and takes the token. */
+ * (a fresh challenge each time, `proof.ts`; a proven pair is what the client then sends the
+ * token to) and takes the token. While no sidecar runs (starting, failed, stopped) the client
+ * trusts none: whatever answers next proves itself first. */
 export function supervisorFor(
   client: SidecarClient,
   deps: Omit<SupervisorDeps, "healthy" | "tokenState" | "proves" | "storedToken" | "url">,
 ): SidecarSupervisor {
   return new SidecarSupervisor({
     ...deps,
+    onChange: (state) => {
+      if (state.kind !== "running") client.forgetProof();
+      deps.onChange?.(state);
+    },
     healthy: () =>
       client.health({ timeoutMs: 3_000 }).then(
         () => true,
         () => false,
       ),
-    proves: async (token) => {
-      const challenge = newChallenge();
-      const answer = await client.health({ timeoutMs: 3_000, challenge }).catch(() => null);
-      return answer !== null && provesToken(token, challenge, answer.proof);
-    },
+    proves: (token) => client.prove(token),
     storedToken: () => client.token,
     url: () => client.url,
     tokenState: () =>

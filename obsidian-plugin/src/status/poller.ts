@@ -6,7 +6,8 @@
 import { connectionStateOf, type SidecarStatus } from "../client";
 import { backoffDelay, type Clock, systemClock } from "../sync/timing";
 
-export type Connection = "unknown" | "ok" | "unreachable" | "unauthorized";
+/** `unproven`: something answers at the URL but cannot prove it holds the token (not sent). */
+export type Connection = "unknown" | "ok" | "unreachable" | "unauthorized" | "unproven";
 
 export interface StatusSnapshot {
   connection: Connection;
@@ -130,6 +131,11 @@ export function describeStatus(snapshot: StatusSnapshot, url: string): { text: s
       };
     case "unauthorized":
       return { text: `RAG: token rejected${sync}`, title: "Vault RAG: the sidecar refused the token; check Settings → Vault RAG." };
+    case "unproven":
+      return {
+        text: `RAG: token not sent${sync}`,
+        title: `Vault RAG: ${snapshot.error ?? `what answers at ${url} cannot prove it holds this vault's token; the token was not sent.`}`,
+      };
     default: {
       const status = snapshot.status;
       const notes = status?.notes ?? null;
@@ -168,7 +174,9 @@ export class ConnectionNotices {
       this.show(`Vault RAG: cannot reach the sidecar at ${this.url()}. Is "vault-rag serve" running? Changes are kept until it is back.`);
     } else if (connection === "unauthorized") {
       this.show("Vault RAG: the sidecar refused the token. Copy it from \"vault-rag token\" into Settings → Vault RAG.");
-    } else if (connection === "ok" && (previous === "unreachable" || previous === "unauthorized")) {
+    } else if (connection === "unproven") {
+      this.show(`Vault RAG: what answers at ${this.url()} cannot prove it holds this vault's token, so the token was not sent. See the status bar.`);
+    } else if (connection === "ok" && previous !== "unknown") {
       this.show("Vault RAG: connected to the sidecar again.");
     }
   }

@@ -22,6 +22,8 @@ import {
 } from "obsidian";
 
 import { parseThread, type SidecarClient } from "../client";
+import { deviceText } from "../deviceSettings";
+import { THREAD_MODELS_KEY, ThreadModels } from "../models/threadModels";
 import type { VaultRagSettings } from "../settings";
 import { StatusPoller } from "../status/poller";
 import type { Clock } from "../sync/timing";
@@ -127,6 +129,13 @@ export class AskView extends ItemView implements HoverParent {
       listThreads: (before, signal) => client.threads({ limit: HISTORY_PAGE, before }, { signal }),
       copyText: (text) => navigator.clipboard.writeText(text),
       insertAtCursor: (text) => this.editors.insert(text),
+      modelPicker: {
+        list: async (signal) => {
+          const { chat } = await client.models(true, { signal });
+          return { inUse: chat.model, models: chat.models, error: chat.error };
+        },
+        store: new ThreadModels(deviceText(this.app, THREAD_MODELS_KEY)),
+      },
       noteContext: () => {
         const path = this.editors.target;
         if (path === null) return null;

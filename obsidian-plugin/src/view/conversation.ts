@@ -8,6 +8,7 @@ import {
   SidecarAuthError,
   SidecarHttpError,
   SidecarTimeoutError,
+  SidecarUnprovenError,
   SidecarUnreachableError,
   type ThreadMessage,
 } from "../client";
@@ -48,6 +49,7 @@ export function describeError(error: unknown, url = "the configured URL"): strin
   if (error instanceof SidecarAuthError) {
     return 'The sidecar refused the token. Copy it from "vault-rag token" into Settings → Vault RAG.';
   }
+  if (error instanceof SidecarUnprovenError) return error.message;
   if (error instanceof SidecarHttpError) {
     if (error.status === 503 && error.code === "starting") {
       return "The sidecar is still starting: it reads its index and loads the model first, usually within a minute. Ask again once the status line shows the notes.";

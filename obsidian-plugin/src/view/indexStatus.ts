@@ -149,7 +149,7 @@ export class StatusPanel {
     const starting = launched.kind === "starting";
     const down = connection === "unreachable" || (starting && connection !== "ok");
     show(this.commandRow, down && !starting);
-    show(this.retryButton, (down && !starting) || connection === "unauthorized");
+    show(this.retryButton, (down && !starting) || connection === "unauthorized" || connection === "unproven");
     show(this.startButton, down && !starting && launch?.canStart === true);
     show(this.logButton, launch !== undefined && (starting || launched.kind === "failed" || (launched.kind === "running" && launched.ours)) && connection !== "ok");
     this.renderExamples(connection === "ok" && status !== null && (status.notes ?? 0) > 0);
@@ -167,6 +167,10 @@ export class StatusPanel {
         ? `Nothing answers at ${this.deps.url()}. Start it here, or in a terminal:`
         : `Nothing answers at ${this.deps.url()}. Start it in a terminal, then try again:`;
       this.commandEl.textContent = command;
+    } else if (connection === "unproven") {
+      this.titleEl.textContent = "Something else answers at the sidecar's address";
+      this.textEl.textContent =
+        snapshot?.error ?? `What answers at ${this.deps.url()} cannot prove it holds this vault's token, so the token was not sent.`;
     } else if (connection === "unauthorized") {
       this.titleEl.textContent = "The sidecar refused the token";
       this.textEl.textContent =

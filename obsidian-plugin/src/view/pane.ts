@@ -3,13 +3,14 @@
  * "New chat", "History" (the past conversations, `history.ts`), the turns of the conversation
  * (see `turn.ts`, each with Copy / Insert / Regenerate / Edit) and the question box with
  * Ask / Stop. The thread id lives as long as the pane. Everything the pane does
- * outside the DOM goes through `AskPaneDeps`, so vitest (happy-dom) and the browser bundle run
+ * outside the DOM goes through `AskPaneDeps` (`paneDeps.ts`), so vitest (happy-dom) and the browser bundle run
  * it without Obsidian.
  *
  * Above the turns, the index line and, while the conversation is empty, the empty state
  * (`indexStatus.ts`; the view feeds them the status poller's snapshots).
  *
- * Stable `data-testid`s: mode, new-conversation, history (and those of `history.ts` and
+ * Stable `data-testid`s: mode, model-picker (`modelPicker.ts`: the conversation's chat model),
+ * new-conversation, history (and those of `history.ts` and
  * `indexStatus.ts`), turns,
  * turn, turn-question, progress, answer, error, citations, citation, copy, insert, regenerate,
  * edit-question, thumbs-up, thumbs-down, save-as-note, action-status, question, ask, stop,
@@ -23,54 +24,20 @@
  * conversation back (`GET /v1/threads/{id}`) and shows its questions and answers; Esc stops a
  * running answer. Picking a thread in the history resumes it the same way.
  */
-import { type AnswerMode, type AskEvent, type AskRequest, isAbortError, type ThreadList, type ThreadMessage } from "../client";
+import { type AnswerMode, type AskRequest, isAbortError } from "../client";
 import { type Clock, systemClock } from "../sync/timing";
 import { describeError, randomThreadId, threadTurns } from "./conversation";
 import { h, show } from "./dom";
+import { followBottom } from "./followBottom";
 import { HistoryPanel } from "./history";
-import { StatusPanel, type StatusPanelDeps } from "./indexStatus";
+import { StatusPanel } from "./indexStatus";
 import { type AskNote, askNote } from "./noteContext";
-import type { NoteTarget } from "./noteTarget";
 import { NoteToggle } from "./noteToggle";
+import type { AskPaneDeps } from "./paneDeps";
 import { loadPatiently } from "./resume";
-import { type RenderMarkdown, type TurnActions, TurnView } from "./turn";
+import { type TurnActions, TurnView } from "./turn";
 
-export interface AskPaneDeps {
-  ask(request: AskRequest, signal: AbortSignal): AsyncIterable<AskEvent>;
-  feedback(answerId: string, rating: 1 | -1): Promise<unknown>;
-  /** Save the answer as a note; the new note's vault-relative path. */
-  promote(answerId: string): Promise<string>;
-  /** Open a note at a citation or `[[link]]` (`workspace.openLinkText`, at the cited line when
-   * known; Ctrl/Cmd-click in a new tab). */
-  openNote(target: NoteTarget, event: MouseEvent | null): void;
-  /** The pointer is over a citation or link: the workspace's page preview (`hover-link`). */
-  hoverNote?(target: NoteTarget, event: MouseEvent, el: HTMLElement): void;
-  /** Open a note the sidecar just wrote. */
-  openSavedNote(path: string): Promise<void> | void;
-  renderMarkdown: RenderMarkdown;
-  defaultMode(): AnswerMode;
-  /** Every failure of a request (for the connection notices and the status bar). */
-  onError?(error: unknown): void;
-  clock?: Clock;
-  /** Minimum time between two markdown renders while streaming (default 100 ms). */
-  renderIntervalMs?: number;
-  newThreadId?(): string;
-  /** The stored conversation (`GET /v1/threads/{id}`), to resume it. */
-  loadThread?(threadId: string, signal: AbortSignal): Promise<ThreadMessage[]>;
-  /** The thread id changed (new conversation, or the sidecar named it): save the view state. */
-  onThreadChange?(threadId: string): void;
-  /** `GET /v1/threads`: one page of past conversations, newest first. */
-  listThreads?(before: string | undefined, signal: AbortSignal): Promise<ThreadList>;
-  /** Put text on the clipboard. */
-  copyText?(text: string): Promise<void>;
-  /** Insert text at the cursor of the last active markdown editor; its note's path, or null. */
-  insertAtCursor?(text: string): string | null;
-  /** For the empty state: this vault's folder, the sidecar URL, "Try again". */
-  statusPanel?: StatusPanelDeps;
-  /** "Ask about this note": the last active editor's note now, with its selection and links. */
-  noteContext?(): { path: string; selection: string; links: string[] } | null;
-}
-
+export type { AskPaneDeps } from "./paneDeps";
 export { describeError, randomThreadId, threadTurns } from "./conversation";
 
 export class AskPane {
@@ -85,6 +52,7 @@ export class AskPane {
   readonly history: HistoryPanel;
   readonly status: StatusPanel;
   readonly noteToggle: NoteToggle;
+  readonly modelPicker: ModelPicker | null;
   threadId: string;
   private turns: TurnView[] = [];
   private running: { controller: AbortController; done: Promise<void> } | null = null;
@@ -93,6 +61,8 @@ export class AskPane {
   /** The thread id last handed to `onThreadChange`. */
   private announced: string | null = null;
   private readonly clock: Clock;
+  /** Jump to the newest turn (`followBottom.ts`). */
+  private readonly scrollToEnd: () => void;
 
   constructor(
     container: HTMLElement,
@@ -107,6 +77,9 @@ export class AskPane {
     h(this.modeEl, "option", { text: "Vault only", attrs: { value: "strict" } });
     h(this.modeEl, "option", { text: "Vault + web", attrs: { value: "hybrid" } });
     this.modeEl.value = deps.defaultMode();
+    this.modelPicker = deps.modelPicker ? new ModelPicker(toolbar, deps.modelPicker) : null;
+    this.modelPicker?.setThread(this.threadId);
+    void this.modelPicker?.refresh();
     this.newButton = h(toolbar, "button", { text: "New chat", testid: "new-conversation" });
     this.historyButton = h(toolbar, "button", {
       text: "History",
@@ -126,7 +99,7 @@ export class AskPane {
 
     const statusLine = h(this.root, "div", { cls: "vault-rag-status-line" });
     this.turnsEl = h(this.root, "div", { cls: "vault-rag-turns", testid: "turns" });
-    this.followBottom();
+    this.scrollToEnd = followBottom(this.turnsEl);
     this.status = new StatusPanel(statusLine, this.turnsEl, {
       vaultPath: () => null,
       url: () => "the configured URL",
@@ -194,7 +167,13 @@ export class AskPane {
     const about = note === undefined ? this.aboutNote() : note;
     const turn = this.addTurn(text, about);
     const controller = new AbortController();
-    const request: AskRequest = { question: text, thread_id: this.threadId, mode: this.mode, ...(about ? { note: about } : {}) };
+    const request: AskRequest = {
+      question: text,
+      thread_id: this.threadId,
+      mode: this.mode,
+      ...(about ? { note: about } : {}),
+      ...this.modelPicker?.request(),
+    };
     const done = this.stream(turn, request, controller);
     this.running = { controller, done };
     this.setBusy(true);
@@ -247,8 +226,8 @@ export class AskPane {
   }
 
   /** Show the stored conversation `threadId` and continue it. A thread the sidecar does not
-   * know (never asked, or its data dir was reset) just starts empty under that id. */
-  /** Resolves once the thread is shown, failed, or the pane has started waiting for a sidecar
+   * know (never asked, or its data dir was reset) just starts empty under that id.
+   * Resolves once the thread is shown, failed, or the pane has started waiting for a sidecar
    * that is starting (the wait goes on without holding up the caller: Obsidian awaits a view's
    * `setState` while it loads the workspace). */
   async resume(threadId: string): Promise<void> {
@@ -261,6 +240,7 @@ export class AskPane {
     if (threadId === this.threadId && (this.turns.length > 0 || this.resuming !== null)) return;
     this.clearTurns();
     this.threadId = threadId;
+    this.modelPicker?.setThread(threadId);
     const deps = this.deps;
     if (deps.loadThread === undefined) return;
     const controller = new AbortController();
@@ -308,6 +288,7 @@ export class AskPane {
   destroy(): void {
     this.closeHistory();
     this.clearTurns();
+    this.modelPicker?.destroy();
     this.root.remove();
   }
 
@@ -332,6 +313,7 @@ export class AskPane {
 
   private setThread(threadId: string): void {
     this.threadId = threadId;
+    this.modelPicker?.setThread(threadId);
     this.announceThread();
   }
 
@@ -342,26 +324,6 @@ export class AskPane {
     this.announced = this.threadId;
     this.deps.onThreadChange?.(this.threadId);
   }
-
-  /** Keep the newest answer in view: a new turn scrolls to the bottom, and while an answer
-   * streams the pane follows it, unless the user has scrolled up to read something else. */
-  private followBottom(): void {
-    const el = this.turnsEl;
-    let following = true;
-    el.addEventListener("scroll", () => {
-      following = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
-    });
-    if (typeof MutationObserver === "undefined") return;
-    new MutationObserver(() => {
-      if (following) el.scrollTop = el.scrollHeight;
-    }).observe(el, { childList: true, subtree: true, characterData: true });
-    this.scrollToEnd = () => {
-      following = true;
-      el.scrollTop = el.scrollHeight;
-    };
-  }
-
-  private scrollToEnd: () => void = () => undefined;
 
   private addTurn(question: string, note: AskNote | null = null): TurnView {
     const turn = new TurnView(this.turnsEl, question, {

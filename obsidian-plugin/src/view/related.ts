@@ -37,15 +37,30 @@ const SNIPPET_CHARS = 160;
 
 /** A passage as one line of plain text, the way the note reads rendered: no `#` markers, table
  * rules or pipes, emphasis or code ticks; `[[target|alias]]` as its alias, `[text](url)` as its
- * text; the headings already shown (`shown`) not repeated at its start; cut at 160 characters. */
-export function plainSnippet(markdown: string, shown: string[] = []): string {
+ * text; cut at 160 characters. The headings already shown above it (`shown`, its heading path in
+ * order) are not repeated at its start, whether the passage still has their `#` markers or (the
+ * sidecar's snippet, already plain text) not; the note's `title` only when written as a heading
+ * (as plain text it may be the first word of a sentence). */
+export function plainSnippet(markdown: string, shown: string[] = [], title = ""): string {
   let text = markdown;
-  // A heading already shown above the passage, written as a heading in it: dropped.
-  for (const heading of shown.map((h) => h.trim()).filter(Boolean)) {
-    const escaped = heading.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    text = text.replace(new RegExp(`(^|\\s)#{1,6}\\s+${escaped}(?=\\s|$)`, "g"), "$1");
+  const unmarked: string[] = [];
+  for (const heading of [title, ...shown].map((h) => h.trim())) {
+    if (!heading) continue;
+    const marked = new RegExp(`(^|\\s)#{1,6}\\s+${escapeRegExp(heading)}(?=\\s|$)`, "g");
+    if (marked.test(text)) text = text.replace(marked, "$1");
+    else if (heading !== title.trim()) unmarked.push(heading);
   }
-  text = text
+  text = dropLeading(flatten(text), unmarked.map(flatten));
+  return text.length > SNIPPET_CHARS ? `${text.slice(0, SNIPPET_CHARS - 1).trimEnd()}…` : text;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Markdown as one line of the words a reader sees. */
+function flatten(markdown: string): string {
+  return markdown
     .replace(/!\[\[[^\]]*\]\]/g, " ") // embeds
     .replace(/\[\[([^\]|]*)\|([^\]]*)\]\]/g, "$2")
     .replace(/\[\[([^\]#]*)(#[^\]]*)?\]\]/g, (_m, target: string, sub: string | undefined) =>
@@ -63,7 +78,17 @@ export function plainSnippet(markdown: string, shown: string[] = []): string {
     .replace(/(\s*·\s*){2,}/g, " · ")
     .replace(/^(\s*·\s*)+|(\s*·\s*)+$/g, "")
     .trim();
-  return text.length > SNIPPET_CHARS ? `${text.slice(0, SNIPPET_CHARS - 1).trimEnd()}…` : text;
+}
+
+/** `text` without the headings it starts with, in their order, each once (a passage opens with
+ * its own heading, sometimes its parents' before it). */
+function dropLeading(text: string, headings: string[]): string {
+  for (const heading of headings) {
+    if (heading && text.startsWith(heading) && (text.length === heading.length || /[\s·]/.test(text.charAt(heading.length)))) {
+      text = text.slice(heading.length).replace(/^[\s·]+/, "");
+    }
+  }
+  return text;
 }
 
 export function relatedItems(result: RelatedNotes): RelatedItem[] {
@@ -77,7 +102,7 @@ export function relatedItems(result: RelatedNotes): RelatedItem[] {
       name,
       // Once: not when it only repeats the note's name (a note's title heading).
       heading: deepest === name ? "" : deepest,
-      snippet: plainSnippet(note.snippet, [name, ...parts]),
+      snippet: plainSnippet(note.snippet, parts, name),
       score: note.score,
       linked: note.linked,
       linktext: target.linktext,

@@ -7,7 +7,7 @@
  * row into an editor inserts a `[[link]]`.
  *
  * Stable `data-testid`s: related, related-title, related-refresh, related-status, related-list,
- * related-item, related-name, related-linked, related-heading, related-snippet.
+ * related-item, related-name, related-linked, related-heading, related-score, related-snippet.
  */
 import { type HoverParent, type HoverPopover, ItemView, TFile, type WorkspaceLeaf } from "obsidian";
 

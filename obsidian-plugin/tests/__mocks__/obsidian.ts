@@ -627,7 +627,7 @@ export class Modal {
 /** Glyphs standing in for the Lucide icons `setIcon` draws in Obsidian (the browser harness
  * shows them in its screenshots). */
 const ICON_GLYPHS: Record<string, string> = {
-  copy: "⧉",
+  copy: "❐", // a glyph the harness fonts (DejaVu, Noto) have: ⧉ drew as an empty box
   "text-cursor-input": "⤵",
   "refresh-cw": "↻",
   pencil: "✎",

@@ -127,10 +127,13 @@ async function loadMetadata(url: string | null): Promise<VaultMetadata> {
 
 async function main(): Promise<void> {
   const params = new URLSearchParams(window.location.search);
+  // The token a started sidecar handed over outlives a reload, as it does in Obsidian's secret
+  // storage; one per vault folder.
+  const TOKEN_KEY = `vault-rag-e2e-token:${params.get("vault") ?? ""}`;
   const settings: VaultRagSettings = {
     ...DEFAULT_SETTINGS,
     sidecarUrl: normalizeSidecarUrl(params.get("url") ?? "") ?? DEFAULT_SETTINGS.sidecarUrl,
-    token: params.get("token") ?? "",
+    token: params.get("token") ?? window.localStorage.getItem(TOKEN_KEY) ?? "",
     answerMode: params.get("mode") === "hybrid" ? "hybrid" : "strict",
     answersFolder: normalizeFolder(params.get("folder") ?? ""),
     sidecarCommand: params.get("command") ?? "",
@@ -216,6 +219,7 @@ async function main(): Promise<void> {
       cwd: () => vaultPath,
       saveToken: async (token) => {
         settings.token = token; // what the plugin saves in its settings (secret storage)
+        window.localStorage.setItem(TOKEN_KEY, token);
       },
       useUrl: (url) => {
         settings.sidecarUrl = url ?? configuredUrl; // a `--port 0` sidecar's own port (Services.url)

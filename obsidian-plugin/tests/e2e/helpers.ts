@@ -169,18 +169,20 @@ export interface SidecarOptions {
   origins: string[];
   /** How long to wait for `/v1/health` (ms). */
   startTimeoutMs?: number;
+  /** More `VAULT_RAG_*` settings for the sidecar (e.g. `VAULT_RAG_EMBEDDINGS=hash`). */
+  env?: Record<string, string>;
 }
 
-/** The sample vault bundled with the sidecar (`vault_rag.sample.sample_vault_path()`). */
+/** The sample vault bundled with the sidecar (`vault_rag.serving.sample.sample_vault_path()`). */
 export async function sampleVaultPath(python: string): Promise<string> {
-  const { stdout } = await run(python, ["-c", "from vault_rag.sample import sample_vault_path; print(sample_vault_path())"], {
+  const { stdout } = await run(python, ["-c", "from vault_rag.serving.sample import sample_vault_path; print(sample_vault_path())"], {
     env: sidecarEnv({}),
   });
   return stdout.trim();
 }
 
 /** The environment of every sidecar process: no language model, no web search, no user settings. */
-function sidecarEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function sidecarEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     // The answer must be the graph's extractive no-LLM answer, whatever the machine configures.
@@ -208,6 +210,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const env = sidecarEnv({
     VAULT_RAG_CONFIG: config,
     VAULT_RAG_SERVER_CORS_ORIGINS: JSON.stringify(options.origins),
+    ...options.env,
   });
   const args = ["-m", "vault_rag", "serve", "--vault", vault, "--data-dir", dataDir, "--port", String(port)];
   const child: ChildProcess = spawn(python, args, { env, cwd: tmp, stdio: ["ignore", "pipe", "pipe"], detached: true });

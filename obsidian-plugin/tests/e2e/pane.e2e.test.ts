@@ -529,6 +529,9 @@ if (env.skipReason && !required) {
       onTestFailed(() => saveFailure("related"));
       const p = page!;
       const related = p.locator("#related");
+      // The note is the active one (the test before opened it; opening it again is a no-op then).
+      const focusText = await readFile(path.join(sidecar!.vault, FOCUS_NOTE), "utf8");
+      await p.evaluate(([note, body]) => window.vaultRag?.openNote(note as string, body as string), [FOCUS_NOTE, focusText]);
       const listed = async () => related.locator(sel("related-item")).evaluateAll((els) => els.map((el) => el.getAttribute("data-path") ?? ""));
       await expect.poll(() => related.locator(sel("related-title")).textContent(), { timeout: 30_000 }).toBe("Related to Lumen 与 Nanite");
       await expect.poll(async () => (await listed()).length, { timeout: 30_000 }).toBeGreaterThanOrEqual(3);
@@ -540,6 +543,22 @@ if (env.skipReason && !required) {
         els.filter((el) => el.querySelector('[data-testid="related-linked"]')).map((el) => el.getAttribute("data-path") ?? ""),
       );
       expect(marked.sort()).toEqual(first.filter((note) => note in (metadata.resolvedLinks[FOCUS_NOTE] ?? {})).sort());
+      // One line per note: its name, the best heading once (not again at the start of the passage),
+      // a score; the passage as plain text, without heading marks or table rules.
+      const rows = await related.locator(sel("related-item")).evaluateAll((els) =>
+        els.map((el) => ({
+          heading: el.querySelector('[data-testid="related-heading"]')?.textContent ?? "",
+          snippet: el.querySelector('[data-testid="related-snippet"]')?.textContent ?? "",
+          score: el.querySelector('[data-testid="related-score"]')?.textContent ?? "",
+        })),
+      );
+      for (const row of rows) {
+        expect(row.score).toMatch(/^(0|1)\.\d\d$/);
+        expect(row.snippet).not.toMatch(/(^|\s)#{1,6}\s|\|\s*-{3,}|\[\[/);
+        if (row.heading) expect(row.snippet.startsWith(row.heading), JSON.stringify(row)).toBe(false);
+      }
+      const scores = rows.map((row) => Number(row.score));
+      expect(scores).toEqual([...scores].sort((a, b) => b - a));
       await related.screenshot({ path: path.join(ARTIFACT_DIR, "related.png") });
 
       // Another note becomes active: the list follows it.

@@ -29,17 +29,17 @@ from vault_rag.api.routers import (
     threads,
 )
 from vault_rag.api.schemas import ErrorBody
-from vault_rag.context import make_indexer, open_index
-from vault_rag.exclusions import Exclusions
 from vault_rag.feedback.prior import open_prior
 from vault_rag.index.stores.base import StoreUnavailableError
-from vault_rag.index.sync import VaultSync
+from vault_rag.index.updates.sync import VaultSync
+from vault_rag.index.updates.writer import IndexWriter
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.index.writer import IndexWriter
-from vault_rag.server_token import load_or_create_token
+from vault_rag.serving.context import make_indexer, open_index
+from vault_rag.serving.server_token import load_or_create_token
 from vault_rag.settings import Settings
+from vault_rag.source_indexes.service import ServedSources
 from vault_rag.sources.registry import source_registry
-from vault_rag.sources.service import ServedSources
+from vault_rag.vault.exclusions import Exclusions
 from vault_rag.watch.changes import DiskSync
 from vault_rag.watch.watcher import VaultWatcher
 
@@ -189,6 +189,8 @@ def _open_state(
         if settings.server_watch if watch is None else watch:
             state.watcher = _start_watcher(settings, index, sync, exclusions.ignores())
         state.sources = ServedSources(settings, index)
+        if settings.server_watch if watch is None else watch:
+            state.sources.watch()  # before the scan: a change meanwhile is not missed
         if reconcile:
             sync.reconcile()  # after the watcher starts: nothing changing meanwhile is missed
             state.sources.start_scan()  # on its own thread: a big code tree holds up nothing

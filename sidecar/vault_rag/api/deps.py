@@ -12,14 +12,14 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from vault_rag.api.errors import ApiError
-from vault_rag.exclusions import Exclusions
 from vault_rag.graph.turns import ThreadTurns
-from vault_rag.index.sync import VaultSync
+from vault_rag.index.updates.sync import VaultSync
+from vault_rag.index.updates.writer import IndexWriter
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.index.writer import IndexWriter
 from vault_rag.services.errors import ServiceError
 from vault_rag.services.parts import served_path
 from vault_rag.settings import Settings
+from vault_rag.vault.exclusions import Exclusions
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
 from vault_rag.watch.changes import DiskSync
 from vault_rag.watch.watcher import VaultWatcher
@@ -56,8 +56,9 @@ class ServerState:
     # server started with (`configured_settings`); None: the settings file's own.
     model_choice: Any = None
     configured_settings: Settings | None = None
-    # The sources beside the vault (sources/service.py `ServedSources`): their indexes, opened
-    # on first search, and their start-up scan; None: not started (tests building a state).
+    # The sources beside the vault (`source_indexes/service.py`, `ServedSources`): their
+    # indexes, opened on first search, and their start-up scan; None: not started (tests
+    # building a state).
     sources: Any = None
 
 

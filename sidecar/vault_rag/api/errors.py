@@ -12,8 +12,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from vault_rag.doctor import damaged_database, note_damage_seen
 from vault_rag.embeddings.base import EmbeddingError
+from vault_rag.maintenance.doctor import damaged_database, note_damage_seen
 
 log = logging.getLogger(__name__)
 

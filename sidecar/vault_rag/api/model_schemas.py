@@ -1,5 +1,6 @@
 """Bodies of `/v1/models` and `/v1/settings/models`: the chat model and web search chosen in
-Obsidian (`model_choice.py`). Keys go in, never out: answers say only whether one is set."""
+Obsidian (`services/model_choice.py`). Keys go in, never out: answers say only whether one is
+set."""
 
 from __future__ import annotations
 

@@ -393,6 +393,12 @@ class AskRequest(ApiModel):
         description="Search these collections for evidence: `vault` and the sources' names; "
         "default: every one, or the vault alone when `default_collections` says so",
     )
+    model: Annotated[str, Field(max_length=256)] | None = Field(
+        None,
+        description="Answer with this chat model of the server in use (one `GET /v1/models` "
+        "lists); absent: the model in use; empty: no chat model (quoted answers). The pane's "
+        "per-conversation picker sends it.",
+    )
 
 
 # -- excluded folders --------------------------------------------------------------------------

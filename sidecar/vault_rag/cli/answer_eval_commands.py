@@ -12,9 +12,9 @@ import typer
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
 from vault_rag.cli.ask_commands import _refresh_index
-from vault_rag.context import open_index
 from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.index.vault_index import ModelMismatchError
+from vault_rag.serving.context import open_index
 from vault_rag.settings import load_settings
 
 

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from vault_rag.private_files import private_umask
+from vault_rag.storage.private_files import private_umask
 from vault_rag.vault.types import VaultWarning
 
 app = typer.Typer(

@@ -14,15 +14,15 @@ import typer
 from rich.markup import escape
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
-from vault_rag.context import make_indexer, open_index
 from vault_rag.embeddings.base import EmbeddingError
-from vault_rag.exclusions import ExcludeError, Exclusions
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.retrieval.collections import UnknownCollectionError
+from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings, load_settings
-from vault_rag.sources.service import ServedSources
+from vault_rag.source_indexes.service import ServedSources
+from vault_rag.vault.exclusions import ExcludeError, Exclusions
 
 
 class Mode(StrEnum):
@@ -238,7 +238,7 @@ def check_typos(
     """Ask the language model for likely typos in each note and write a report (note, line,
     suspect, context, suggestion). Notes are never edited."""
     from vault_rag.graph.llm import build_chat_provider
-    from vault_rag.typos import check_vault, write_report
+    from vault_rag.services.typos import check_vault, write_report
 
     settings = load_settings(vault=vault, data_dir=data_dir)
     model = build_chat_provider(settings)

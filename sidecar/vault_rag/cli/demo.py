@@ -11,10 +11,10 @@ from rich.table import Table
 from vault_rag.cli.app import DataDirOption, app, err, out
 from vault_rag.cli.ask_commands import ask
 from vault_rag.cli.index_commands import run_with_progress
-from vault_rag.context import make_indexer, open_index
 from vault_rag.graph.sources import cite_of
 from vault_rag.retrieval.hybrid import SearchResult, hybrid_search, search_options
-from vault_rag.sample import sample_vault_path
+from vault_rag.serving.context import make_indexer, open_index
+from vault_rag.serving.sample import sample_vault_path
 from vault_rag.settings import load_settings
 
 DEMO_QUESTION = "为什么我存在数组里的指针过一阵子就变成野指针然后崩溃？"

@@ -14,16 +14,20 @@ from rich.markup import escape
 from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
-from vault_rag.context import make_indexer, open_index
 from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.evaluation.metrics import MEASURES
-from vault_rag.evaluation.qa import QAError, load_qa
+from vault_rag.evaluation.qa import QAError, load_qa, source_key
 from vault_rag.evaluation.report import LABELS, to_markdown
 from vault_rag.evaluation.retrieval import SIDES, IndexSystem, System, evaluate, search_options
-from vault_rag.index.indexer import IndexSummary
 from vault_rag.index.lock import IndexLockedError
-from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
+from vault_rag.index.manifest import Manifest
+from vault_rag.index.updates.indexer import IndexSummary
+from vault_rag.index.vault_index import MANIFEST_FILE, ModelMismatchError, VaultIndex
+from vault_rag.retrieval.collections import UnknownCollectionError
+from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings, load_settings
+from vault_rag.source_indexes.collections import index_sources, open_searched, source_data_dir
+from vault_rag.source_indexes.specs import VAULT, SourceError, all_specs
 
 NAIVE_DIR = "naive"  # under the data dir: the naive pipeline's vector cache
 
@@ -77,6 +81,14 @@ def eval_command(
             "as `ours+rerank`.",
         ),
     ] = False,
+    collection: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--collection",
+            help="Search this collection: `vault` or a source's name (repeat; default: the "
+            "default_collections setting, as `search`). Gold in a source is `source:path`.",
+        ),
+    ] = None,
     as_json: JsonOption = False,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the tables as Markdown (docs/retrieval.md).")
@@ -99,16 +111,22 @@ def eval_command(
         fail(str(exc))
         return
     pipeline = None
+    searched: dict[str, VaultIndex] = {}
     try:
         summary = _update_index(settings, vault_index)
-        items = load_qa(qa, notes=vault_index.manifest.notes())
+        searched = open_searched(settings, vault_index, collection)
+        items = load_qa(qa, notes=_known(settings, vault_index))
+        # Only the vault: exactly the vault's own search (no collection machinery at all).
+        collections = searched if list(searched) != [VAULT] else None
         systems: list[System] = [
-            IndexSystem(vault_index, search_options(settings, k * settings.per_note_cap), s)
+            IndexSystem(
+                vault_index, search_options(settings, k * settings.per_note_cap), s, "", collections
+            )
             for s in sides
         ]
         if rerank:
             options = search_options(settings, k * settings.per_note_cap, rerank=True)
-            systems.append(IndexSystem(vault_index, options, "fused", "ours+rerank"))
+            systems.append(IndexSystem(vault_index, options, "fused", "ours+rerank", collections))
         if baseline is Baseline.naive:
             from vault_rag.evaluation.naive import NaivePipeline, NaiveSystem
 
@@ -125,10 +143,19 @@ def eval_command(
     except QAError as exc:
         fail(str(exc))
         return
-    except (IndexLockedError, ModelMismatchError, EmbeddingError) as exc:
+    except (
+        IndexLockedError,
+        ModelMismatchError,
+        EmbeddingError,
+        UnknownCollectionError,
+        SourceError,
+    ) as exc:
         fail(str(exc))
         return
     finally:
+        for index in searched.values():
+            if index is not vault_index:
+                index.close()
         vault_index.close()
         if pipeline is not None:
             pipeline.close()
@@ -144,6 +171,7 @@ def eval_command(
         "model": vault_index.provider.model_id,
         "feedback_prior": False,
         "rerank": settings.rerank if rerank else "none",
+        "collections": list(searched) or [VAULT],
     }
     if pipeline is not None:
         report["naive"] = {
@@ -167,13 +195,34 @@ def _sides(chosen: list[Side]) -> list[str]:
 
 
 def _update_index(settings: Settings, vault_index: VaultIndex) -> IndexSummary:
-    """Index what changed (the normal incremental indexer), quietly; a summary on stderr."""
+    """Index what changed (the normal incremental indexer), quietly, the vault then each source
+    beside it; a summary on stderr."""
     vault_index.check_model()
     summary = make_indexer(settings, vault_index).run()
     err.print(f"index: {vault_index.data_dir}: {summary.line()}", highlight=False, markup=False)
     if summary.chunks_pending:
         err.print(f"[yellow]warning[/] {summary.chunks_pending} chunks have no vector yet")
+    if all_specs(settings, settings.resolved_data_dir()):
+        for run in index_sources(settings, vault_index.provider):
+            line = run.error or ("removed" if run.removed else run.summary and run.summary.line())
+            err.print(f"source {run.name}: {line}", highlight=False, markup=False)
     return summary
+
+
+def _known(settings: Settings, vault_index: VaultIndex) -> list[str]:
+    """What gold may name: the vault's notes and the files of every source beside it, searched
+    or not (`source:path`), as their indexes hold them."""
+    known = list(vault_index.manifest.notes())
+    data_dir = settings.resolved_data_dir()
+    for spec in all_specs(settings, data_dir):
+        file = source_data_dir(data_dir, spec.name) / MANIFEST_FILE
+        if file.is_file():
+            manifest = Manifest(file)
+            try:
+                known += [source_key(spec.name, path) for path in manifest.notes()]
+            finally:
+                manifest.close()
+    return known
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -191,6 +240,7 @@ def _print(report: dict[str, Any]) -> None:
         ("note", "note level"),
         ("heading", "heading level (gold_heading)"),
         ("page", "page level (gold_page: PDFs)"),
+        ("symbol", "symbol level (gold_symbol: code)"),
     )
     for level, title in levels:
         if not any(s.get(level, {}).get("overall", {}).get("n") for s in systems.values()):
@@ -210,6 +260,14 @@ def _print(report: dict[str, Any]) -> None:
             if number < len(scopes) - 1:
                 table.add_section()
         console.print(table)
+    for name, data in systems.items():
+        if data.get("all"):
+            found = {key: value for key, value in data["all"].items() if key != "n"}
+            cells = ", ".join(f"{key} {value:.3f}" for key, value in found.items())
+            console.print(
+                f"{name}: every gold item found (gold_all, n = {data['all']['n']}): {cells}",
+                highlight=False,
+            )
     for name, data in systems.items():
         if name.startswith("naive"):
             continue  # the naive lists' misses are in --json

@@ -11,7 +11,6 @@ import typer
 from rich.markup import escape
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, err, fail, out
-from vault_rag.context import make_indexer, open_index
 from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.feedback.answers import UnknownAnswerError
 from vault_rag.feedback.promote import PromoteError, promote_by_id
@@ -19,6 +18,7 @@ from vault_rag.feedback.store import submit_feedback
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import ModelMismatchError
+from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings, load_settings
 
 AnswerIdArgument = Annotated[

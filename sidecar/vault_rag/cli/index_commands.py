@@ -12,22 +12,23 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
-from vault_rag.context import make_indexer, open_index
-from vault_rag.doctor import DamagedDataError, diagnose
 from vault_rag.embeddings.base import EmbeddingError, EmbeddingProvider
-from vault_rag.exclusions import ExcludeError
-from vault_rag.index.indexer import Indexer, IndexSummary
-from vault_rag.index.indexer import Progress as IndexProgress
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.status import index_status
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.stores.factory import store_info
+from vault_rag.index.updates.indexer import Indexer, IndexSummary
+from vault_rag.index.updates.indexer import Progress as IndexProgress
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
-from vault_rag.local_search import search_in_process
-from vault_rag.search_client import SearchArgs, search_running_server
+from vault_rag.maintenance.doctor import DamagedDataError, diagnose
+from vault_rag.serving.context import make_indexer, open_index
+from vault_rag.serving.local_search import search_in_process
+from vault_rag.serving.search_client import SearchArgs, search_running_server
 from vault_rag.settings import Settings, config_file_path, load_settings
-from vault_rag.sources.collections import index_sources
-from vault_rag.sources.specs import SourceError
+from vault_rag.source_indexes.collections import index_sources
+from vault_rag.source_indexes.specs import SourceError
+from vault_rag.source_indexes.status import sources_status
+from vault_rag.vault.exclusions import ExcludeError
 
 
 def _open(
@@ -110,7 +111,7 @@ def index(
 
 
 def index_every_source(settings: Settings, provider: EmbeddingProvider, *, rebuild: bool) -> bool:
-    """The sources beside the vault (`sources/collections.py`), each reported; False when one
+    """The sources beside the vault (`source_indexes/collections.py`), each reported; False when one
     could not be indexed (the others were)."""
     try:
         runs = index_sources(settings, provider, rebuild=rebuild, run=run_with_progress)
@@ -218,6 +219,9 @@ def status(
                 f"the settings select {wanted.describe()}; run `vault-rag migrate --to "
                 f"{wanted.kind} --vault {vault}` (or `vault-rag index --rebuild`)"
             )
+    sources = sources_status(settings)
+    if sources:  # each source beside the vault, its own index (no source: output unchanged)
+        info["sources"] = sources
     if as_json:
         sys.stdout.write(json.dumps(info, ensure_ascii=False, indent=2) + "\n")
         return
@@ -225,10 +229,12 @@ def status(
     table.add_column("measure")
     table.add_column("value")
     for key, value in info.items():
-        if key in ("warnings", "note_state"):
+        if key in ("warnings", "note_state", "sources", "ignored_files"):
             continue
         table.add_row(key, str(value))
     out.print(table)
+    for name, source in sources.items():
+        print_source_status(name, source)
     for w in info.get("warnings", [])[:50]:
         out.print(
             "[yellow]warning[/] "
@@ -238,6 +244,21 @@ def status(
         )
     if info.get("note_state"):
         out.print(info["note_state"])
+
+
+def print_source_status(name: str, source: dict) -> None:
+    if source.get("problem"):
+        out.print(f"[red]source {escape(name)}:[/] {escape(source['problem'])}")
+    held = (
+        f"{source.get('notes', 0)} files, {source.get('chunks', 0)} units "
+        f"({source.get('pending', 0)} pending), {source.get('warnings_count', 0)} warnings, "
+        f"{source.get('ignored', 0)} left out by its rules"
+    )
+    out.print(f"source {name} ({source.get('kind')}, {source.get('path')}): {held}", markup=False)
+    for w in source.get("warnings", [])[:20]:
+        out.print("  [yellow]warning[/] " + escape(f"{w['code']} {w['note']}: {w['message']}"))
+    for skipped in source.get("ignored_files", [])[:20]:
+        out.print(f"  [dim]left out[/] {escape(skipped['path'])}: {escape(skipped['why'])}")
 
 
 @app.command("config-path")

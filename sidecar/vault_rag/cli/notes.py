@@ -13,15 +13,15 @@ from rich.table import Table
 from rich.text import Text
 
 from vault_rag.chunking.chunker import ChunkOptions, chunk_note
+from vault_rag.chunking.pipeline import chunk_vault_note
 from vault_rag.cli.app import JsonOption, VaultOption, app, fail, out, print_warnings
-from vault_rag.context import build_provider, chunk_options
 from vault_rag.embeddings.base import EmbeddingError
-from vault_rag.pipeline import chunk_vault_note
+from vault_rag.serving.context import build_provider, chunk_options
 from vault_rag.settings import Settings, load_settings
 from vault_rag.vault.embeds import resolve_note
 from vault_rag.vault.links import NoteIndex
+from vault_rag.vault.listing import iter_note_paths
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
-from vault_rag.vault.reader import iter_note_paths
 from vault_rag.vault.types import ResolvedNote, VaultWarning
 
 

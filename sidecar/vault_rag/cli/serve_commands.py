@@ -15,11 +15,11 @@ from rich.markup import escape
 
 from vault_rag import __version__
 from vault_rag.cli.app import DataDirOption, VaultOption, app, err, fail, out
-from vault_rag.disk_faults import EXIT_CODE as DISK_FAULT_EXIT
-from vault_rag.disk_faults import disk_fault
-from vault_rag.server_info import ServerRecord, remove_server_record, write_server_record
-from vault_rag.server_token import DamagedTokenError, load_or_create_token, token_path
+from vault_rag.serving.server_info import ServerRecord, remove_server_record, write_server_record
+from vault_rag.serving.server_token import DamagedTokenError, load_or_create_token, token_path
 from vault_rag.settings import load_settings
+from vault_rag.storage.disk_faults import EXIT_CODE as DISK_FAULT_EXIT
+from vault_rag.storage.disk_faults import disk_fault
 
 
 @app.command()
@@ -57,11 +57,11 @@ def serve(
     from vault_rag.api import HOST, create_app
     from vault_rag.api.header_timeout import header_timeout_protocol
     from vault_rag.api.log_redact import install_redaction
-    from vault_rag.doctor import DamagedDataError, recover
     from vault_rag.embeddings.base import EmbeddingError
-    from vault_rag.exclusions import ExcludeError, Exclusions
     from vault_rag.index.lock import IndexLockedError, WriterLock
     from vault_rag.index.vault_index import ModelMismatchError
+    from vault_rag.maintenance.doctor import DamagedDataError, recover
+    from vault_rag.vault.exclusions import ExcludeError, Exclusions
 
     settings = load_settings(vault=vault, data_dir=data_dir, server_port=port)
     data = settings.resolved_data_dir()
@@ -133,7 +133,7 @@ def serve(
 
 class _QuietDiskFault(logging.Filter):
     """uvicorn logs a failed start-up with its traceback; a disk fault is said in one line by
-    `serve` instead (`disk_faults.py`), so its traceback is left out."""
+    `serve` instead (`storage/disk_faults.py`), so its traceback is left out."""
 
     def __init__(self, sidecar_app: Any) -> None:
         super().__init__()

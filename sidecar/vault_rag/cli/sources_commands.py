@@ -1,5 +1,5 @@
 """`vault-rag sources list|add|remove`: the sources indexed beside the vault, each its own
-collection (`sources/collections.py`)."""
+collection (`source_indexes/collections.py`)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from rich.table import Table
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
 from vault_rag.index.manifest import Manifest
 from vault_rag.settings import SourceSpec, load_settings
-from vault_rag.sources.collections import remove_source_data, source_data_dir
-from vault_rag.sources.specs import (
+from vault_rag.source_indexes.collections import remove_source_data, source_data_dir
+from vault_rag.source_indexes.specs import (
     VAULT,
     SourceError,
     added_specs,
@@ -61,7 +61,7 @@ def list_sources(
         sys.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
         return
     table = Table(title=f"sources beside {vault}")
-    for column in ("name", "kind", "path", "files", "units", "warnings", "problem"):
+    for column in ("name", "kind", "path", "files", "units", "warnings", "ignored", "problem"):
         table.add_column(column)
     for row in rows:
         table.add_row(*(str(row[c] if row[c] is not None else "") for c in table_columns(table)))
@@ -74,7 +74,7 @@ def table_columns(table: Table) -> list[str]:
 
 def _held(folder: Path) -> dict[str, int]:
     if not (folder / "manifest.sqlite3").is_file():
-        return {"files": 0, "units": 0, "warnings": 0}
+        return {"files": 0, "units": 0, "warnings": 0, "ignored": 0}
     manifest = Manifest(folder / "manifest.sqlite3")
     try:
         counts = manifest.counts()
@@ -82,6 +82,7 @@ def _held(folder: Path) -> dict[str, int]:
             "files": len(manifest.notes()),
             "units": counts["chunks"],
             "warnings": counts["warnings"],
+            "ignored": counts["ignored"],  # left out by its rules (`vault-rag status` lists them)
         }
     finally:
         manifest.close()

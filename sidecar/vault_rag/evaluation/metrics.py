@@ -13,6 +13,11 @@ Judgement (ours, documented in docs/retrieval.md):
   section: the gold heading's path (`A > B`, or just `B`) appears as consecutive headings of
   the result's heading path, so a subsection of the answering section counts too. Results are
   not deduplicated (each is a passage) and are cut to k.
+- Code sources (issue 27): a code file is gold as `collection:path` (the search's results from a
+  source carry that key), so the note level is the file level. Symbol level (questions with
+  `gold_symbol`): a passage from a gold file whose symbol names the gold symbol (`symbol_matches`),
+  not deduplicated, cut to k. Questions that need every gold item (`gold_all`, a note AND a code
+  file): found when each one is among the first k distinct notes/files (`all_found`).
 
 The arithmetic is ir-measures (trec_eval through pytrec_eval). Each run's scores are strictly
 decreasing by rank, so trec_eval's tie-breaking (by document id) can never re-order what the
@@ -49,6 +54,7 @@ class Hit:
     chunk_id: str = ""
     page: int | None = None  # a PDF passage's pages
     page_end: int | None = None
+    symbol: str = ""  # a code unit's symbol (`leveldb::DBImpl::Write`), "" otherwise
 
 
 def credits(hit: Hit, gold: Iterable[str]) -> bool:
@@ -99,6 +105,54 @@ def page_run(hits: Sequence[Hit], gold: Sequence[str], gold_page: int, k: int) -
         on_page = first is not None and last is not None and first <= gold_page <= last
         keys.append(GOLD if on_page and credits(hit, gold) else f"{i}:{hit.chunk_id}")
     return list(dict.fromkeys(keys))
+
+
+def _symbol_parts(name: str) -> list[str]:
+    """`leveldb::SkipList<Key, Comparator>::Insert` → [leveldb, SkipList, Insert]: template
+    arguments and anonymous namespaces dropped, compared case-sensitively (C++ is)."""
+    depth, kept = 0, []
+    for char in name:
+        depth += char == "<"
+        if depth == 0:
+            kept.append(char)
+        depth -= char == ">" and depth > 0
+    parts = [p.strip() for p in "".join(kept).split("::")]
+    return [p for p in parts if p and p != "(anonymous)"]
+
+
+def symbol_matches(symbol: str, gold_symbol: str) -> bool:
+    """The unit's symbol is the gold one: its last names are the gold's (`DBImpl::Write`
+    matches `leveldb::DBImpl::Write`, not `leveldb::DBImpl::WriteLevel0Table`), so gold can
+    leave out namespaces."""
+    have, want = _symbol_parts(symbol), _symbol_parts(gold_symbol)
+    if not want or len(have) < len(want):
+        return False
+    return have[len(have) - len(want) :] == want
+
+
+def symbol_run(
+    hits: Sequence[Hit], gold: Sequence[str], symbols: Sequence[str], k: int
+) -> list[str]:
+    """The passage-level ranking of a code answer: results from a gold file whose symbol is one
+    of the gold `symbols` count as `GOLD`."""
+    keys: list[str] = []
+    for i, hit in enumerate(hits[:k]):
+        hit_ok = credits(hit, gold) and any(symbol_matches(hit.symbol, s) for s in symbols)
+        keys.append(GOLD if hit_ok else f"{i}:{hit.chunk_id or hit.note_path}")
+    return list(dict.fromkeys(keys))
+
+
+def all_found(hits: Sequence[Hit], gold: Sequence[str], k: int) -> bool:
+    """Every gold item (a note and a code file, say) is among the first k distinct notes/files."""
+    seen: list[str] = []
+    found: set[str] = set()
+    for hit in hits:
+        if hit.note_path not in seen:
+            seen.append(hit.note_path)
+            if len(seen) > k:
+                break
+        found.update(g for g in gold if credits(hit, [g]))
+    return found >= set(gold)
 
 
 def first_rank(keys: Sequence[str]) -> int | None:

@@ -32,7 +32,8 @@ from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharac
 from vault_rag.embeddings.adapter import as_langchain
 from vault_rag.embeddings.base import EmbeddingProvider, batched
 from vault_rag.evaluation.metrics import Hit
-from vault_rag.vault.reader import DEFAULT_IGNORES, iter_note_paths
+from vault_rag.vault.listing import iter_note_paths
+from vault_rag.vault.reader import DEFAULT_IGNORES
 
 HEADERS = [("#", "Header 1"), ("##", "Header 2"), ("###", "Header 3")]
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 100

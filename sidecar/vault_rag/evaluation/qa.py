@@ -5,6 +5,12 @@ them answers the question), optional `gold_heading` (the heading text, or a head
 `A > B`, of the answering section), `kind` and `lang`. A question with `gold: []` is off
 topic: the vault does not answer it, so retrieval metrics skip it (it is counted apart).
 
+Code sources beside the vault (issue 27): a gold item `leveldb:db/db_impl.cc` is the file
+`db/db_impl.cc` of the source named `leveldb` (a vault note's name cannot hold `:`);
+`gold_symbol` (a name, or a list of alternatives, like `DBImpl::Write`) is the symbol that
+answers, in a gold file; `gold_all: true` says every gold item is needed (a note and a code
+file together), not any one of them.
+
 Every problem in a file is reported at once, with its file and line, before anything runs.
 """
 
@@ -28,6 +34,12 @@ KINDS = (
     "off_topic",
 )
 OFF_TOPIC = "off_topic"
+SOURCE_SEP = ":"  # `source:path`: a file of a source beside the vault
+
+
+def source_key(collection: str, path: str) -> str:
+    """How a result from a source beside the vault is named in gold (`leveldb:db/c.cc`)."""
+    return f"{collection}{SOURCE_SEP}{path}"
 
 
 class QAError(ValueError):
@@ -44,6 +56,8 @@ class QAItem:
     kind: str = "unspecified"
     lang: str | None = None
     source: str = ""  # "file:line", for messages
+    gold_symbols: tuple[str, ...] = ()  # a code answer: its symbol (alternatives)
+    gold_all: bool = False  # every gold item is needed, not any one
 
     @property
     def off_topic(self) -> bool:
@@ -59,8 +73,9 @@ def normalize_path(path: str) -> str:
 
 
 def load_qa(files: Sequence[Path], notes: Iterable[str] | None = None) -> list[QAItem]:
-    """Read and check question files. `notes` (the vault's note paths), when given, is used to
-    check that every gold note exists, so a typo is an error rather than a silent miss."""
+    """Read and check question files. `notes` (the vault's note paths, and each source's files
+    as `source:path`), when given, is used to check that every gold item exists, so a typo is
+    an error rather than a silent miss."""
     known = {normalize_path(n) for n in notes} if notes is not None else None
     items: list[QAItem] = []
     problems: list[str] = []
@@ -113,7 +128,9 @@ def _parse(raw: Any, where: str, known: set[str] | None) -> QAItem:
         if path.startswith("/") or ".." in path.split("/"):
             raise QAError(f"{where}: gold {path!r} must be a path inside the vault")
         if known is not None and path not in known:
-            raise QAError(f"{where}: gold note {path!r} is not in the vault")
+            what = "file" if SOURCE_SEP in path else "note"
+            place = "its source's index" if SOURCE_SEP in path else "the vault"
+            raise QAError(f"{where}: gold {what} {path!r} is not in {place}")
     kind = raw.get("kind", "unspecified" if paths else OFF_TOPIC)
     if not isinstance(kind, str) or (kind not in KINDS and kind != "unspecified"):
         raise QAError(f"{where}: `kind` must be one of {', '.join(KINDS)}, not {kind!r}")
@@ -128,6 +145,15 @@ def _parse(raw: Any, where: str, known: set[str] | None) -> QAItem:
     lang = raw.get("lang")
     if lang is not None and not isinstance(lang, str):
         raise QAError(f"{where}: `lang` must be a string")
+    symbols = raw.get("gold_symbol", [])
+    symbols = [symbols] if isinstance(symbols, str) else symbols
+    if not isinstance(symbols, list) or not all(isinstance(x, str) and x.strip() for x in symbols):
+        raise QAError(f"{where}: `gold_symbol` must be a symbol name or a list of them")
+    if symbols and not any(SOURCE_SEP in path for path in paths):
+        raise QAError(f"{where}: `gold_symbol` needs a code file (`source:path`) in `gold`")
+    gold_all = raw.get("gold_all", False)
+    if not isinstance(gold_all, bool) or (gold_all and len(paths) < 2):
+        raise QAError(f"{where}: `gold_all` must be true or false, and true needs 2+ gold items")
     # Other fields (a comment, a source) are allowed and ignored.
     return QAItem(
         id=str(qid).strip(),
@@ -138,4 +164,6 @@ def _parse(raw: Any, where: str, known: set[str] | None) -> QAItem:
         kind=kind,
         lang=lang,
         source=where,
+        gold_symbols=tuple(x.strip() for x in symbols),
+        gold_all=gold_all,
     )

@@ -26,7 +26,12 @@ def to_markdown(report: dict[str, Any], title: str = "") -> str:
         f"{report['scored']} scored questions ({report['off_topic']} off-topic skipped), "
         f"{report['with_heading']} with `gold_heading`; depth {report['k']}."
     )
-    levels = (("note", "Note level"), ("heading", "Heading level"), ("page", "Page level"))
+    levels = (
+        ("note", "Note level"),
+        ("heading", "Heading level"),
+        ("page", "Page level"),
+        ("symbol", "Symbol level (code)"),
+    )
     for level, heading in levels:
         first = systems[names[0]].get(level, {})
         if not first.get("overall", {}).get("n"):
@@ -46,6 +51,14 @@ def to_markdown(report: dict[str, Any], title: str = "") -> str:
                 for n in names
             ]
             lines.append(f"| {kind} | {stats['n']} | " + " | ".join(cells) + " |")
+    if any(systems[n].get("all") for n in names):
+        n_all = next(systems[n]["all"]["n"] for n in names if systems[n].get("all"))
+        lines += ["", f"Every gold item found (`gold_all`, n = {n_all}):", ""]
+        lines += ["| system | all@5 | all@10 |", "|---|---:|---:|"]
+        for name in names:
+            row = systems[name].get("all") or {}
+            cells = [_num(row[m]) if m in row else "–" for m in ("all@5", "all@10")]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

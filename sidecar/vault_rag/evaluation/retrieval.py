@@ -11,21 +11,24 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from vault_rag.evaluation.metrics import (
     Hit,
+    all_found,
     first_rank,
     heading_run,
     mean,
     note_run,
     page_run,
     score,
+    symbol_run,
 )
-from vault_rag.evaluation.qa import QAItem
+from vault_rag.evaluation.qa import QAItem, source_key
 from vault_rag.index.vault_index import VaultIndex
+from vault_rag.retrieval.collections import search_collections
 from vault_rag.retrieval.hybrid import Retriever, SearchOptions, hybrid_search
 from vault_rag.retrieval.hybrid import search_options as product_search_options
 from vault_rag.settings import Settings
@@ -54,21 +57,37 @@ class System(Protocol):
 @dataclass
 class IndexSystem:
     """The product's search over its own index: `hybrid_search` with `options` (the feedback
-    prior is off, so votes cannot skew a measurement); `side` picks dense, BM25 or both."""
+    prior is off, so votes cannot skew a measurement); `side` picks dense, BM25 or both.
+    With `collections` (the vault's index and sources beside it, `source_indexes/collections.py`),
+    the search across them that `POST /v1/search` runs (`search_collections`); a source's
+    results are named `source:path` (`qa.source_key`)."""
 
     index: VaultIndex
     options: SearchOptions
     side: str = "fused"
     name: str = ""
+    collections: Mapping[str, VaultIndex] | None = None
 
     def __post_init__(self) -> None:
         self.options = replace(self.options, retrievers=SIDES[self.side], prior=None)
         self.name = self.name or ("ours" if self.side == "fused" else f"ours-{self.side}")
 
     def search(self, question: str) -> list[Hit]:
+        if self.collections:  # (one collection: its own list, unchanged)
+            results = search_collections(self.collections, question, self.options)
+        else:
+            results = hybrid_search(self.index, question, self.options)
         return [
-            Hit(r.note_path, r.heading_path, tuple(r.embedded_in), r.chunk_id, r.page, r.page_end)
-            for r in hybrid_search(self.index, question, self.options)
+            Hit(
+                r.note_path if r.collection == "vault" else source_key(r.collection, r.note_path),
+                r.heading_path,
+                tuple(r.embedded_in),
+                r.chunk_id,
+                r.page,
+                r.page_end,
+                r.symbol or "",
+            )
+            for r in results
         ]
 
 
@@ -81,6 +100,8 @@ class Outcome:
     heading_rank: int | None  # None also when the question has no gold_heading
     first: Hit | None
     page_rank: int | None = None  # None also when the question has no gold_page
+    symbol_rank: int | None = None  # None also when the question has no gold_symbol
+    all_at: dict[int, bool] = field(default_factory=dict)  # gold_all: every item in top n
 
 
 @dataclass
@@ -89,6 +110,8 @@ class SystemReport:
     note: dict[str, Any] = field(default_factory=dict)  # {"overall": {...}, "by_kind": {...}}
     heading: dict[str, Any] = field(default_factory=dict)
     page: dict[str, Any] = field(default_factory=dict)  # questions with a gold_page only
+    symbol: dict[str, Any] = field(default_factory=dict)  # questions with a gold_symbol only
+    all: dict[str, Any] = field(default_factory=dict)  # gold_all questions: all@5, all@10
     misses: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -119,38 +142,64 @@ def evaluate(
         "off_topic": len(items) - len(answerable),
         "with_heading": sum(1 for i in answerable if i.gold_heading),
         "with_page": sum(1 for i in answerable if i.gold_page),
+        **(
+            {"with_symbol": sum(1 for i in answerable if i.gold_symbols)}
+            if any(i.gold_symbols for i in answerable)
+            else {}
+        ),
         "systems": {r.name: _as_dict(r) for r in reports},
     }
 
 
-Judged = tuple[Outcome, list[str], list[str] | None, list[str] | None]
+ALL_DEPTHS = (5, 10)  # gold_all questions: every gold item within the first n notes/files
+
+
+@dataclass
+class Judged:
+    outcome: Outcome
+    notes: list[str]
+    headings: list[str] | None
+    pages: list[str] | None
+    symbols: list[str] | None
 
 
 def _judge(item: QAItem, hits: list[Hit], k: int) -> Judged:
     notes = note_run(hits, item.gold, k)
     headings = heading_run(hits, item.gold, item.gold_heading, k) if item.gold_heading else None
     pages = page_run(hits, item.gold, item.gold_page, k) if item.gold_page else None
+    symbols = symbol_run(hits, item.gold, item.gold_symbols, k) if item.gold_symbols else None
     outcome = Outcome(
         item=item,
         note_rank=first_rank(notes),
         heading_rank=first_rank(headings) if headings is not None else None,
         first=hits[0] if hits else None,
         page_rank=first_rank(pages) if pages is not None else None,
+        symbol_rank=first_rank(symbols) if symbols is not None else None,
+        all_at={n: all_found(hits, item.gold, n) for n in ALL_DEPTHS} if item.gold_all else {},
     )
-    return outcome, notes, headings, pages
+    return Judged(outcome, notes, headings, pages, symbols)
 
 
 def _report(name: str, judged: list[Judged]) -> SystemReport:
-    note_scores = score({o.item.id: notes for o, notes, _, _ in judged})
-    heading_scores = score({o.item.id: h for o, _, h, _ in judged if h is not None})
-    page_scores = score({o.item.id: p for o, _, _, p in judged if p is not None})
+    note_scores, heading_scores, page_scores, symbol_scores = (
+        _scores(judged, level) for level in ("notes", "headings", "pages", "symbols")
+    )
     report = SystemReport(name)
-    report.note = _grouped([o for o, _, _, _ in judged], note_scores)
-    report.heading = _grouped([o for o, _, h, _ in judged if h is not None], heading_scores)
-    paged = [o for o, _, _, p in judged if p is not None]
+    report.note = _grouped([j.outcome for j in judged], note_scores)
+    report.heading = _grouped([j.outcome for j in judged if j.headings is not None], heading_scores)
+    paged = [j.outcome for j in judged if j.pages is not None]
     if paged:  # (absent from reports of question sets without pages: their JSON is unchanged)
         report.page = _grouped(paged, page_scores)
-    for outcome, _, _, _ in judged:
+    coded = [j.outcome for j in judged if j.symbols is not None]
+    if coded:  # (likewise: only sets with gold_symbol)
+        report.symbol = _grouped(coded, symbol_scores)
+    needing_all = [j.outcome for j in judged if j.outcome.all_at]
+    if needing_all:
+        report.all = {
+            "n": len(needing_all),
+            **{f"all@{n}": mean_of([o.all_at[n] for o in needing_all]) for n in ALL_DEPTHS},
+        }
+    for outcome in (j.outcome for j in judged):
         if outcome.note_rank == 1:
             continue
         first = outcome.first
@@ -169,6 +218,12 @@ def _report(name: str, judged: list[Judged]) -> SystemReport:
     return report
 
 
+def _scores(judged: list[Judged], level: str) -> dict[str, dict[str, float]]:
+    """Every measure per question id, for the questions judged at `level` (a `Judged` field)."""
+    runs = {j.outcome.item.id: getattr(j, level) for j in judged}
+    return score({qid: run for qid, run in runs.items() if run is not None})
+
+
 def _grouped(outcomes: list[Outcome], scores: dict[str, dict[str, float]]) -> dict[str, Any]:
     by_kind: dict[str, list[dict[str, float]]] = defaultdict(list)
     for outcome in outcomes:
@@ -184,6 +239,12 @@ def _as_dict(report: SystemReport) -> dict[str, Any]:
         "note": report.note,
         "heading": report.heading,
         **({"page": report.page} if report.page else {}),
+        **({"symbol": report.symbol} if report.symbol else {}),
+        **({"all": report.all} if report.all else {}),
         "misses": report.misses,
         "seconds": report.seconds,
     }
+
+
+def mean_of(flags: Sequence[bool]) -> float:
+    return sum(flags) / len(flags) if flags else 0.0

@@ -29,7 +29,7 @@ import yaml
 
 from vault_rag.feedback.answers import AnswerRecord, AnswerStore
 from vault_rag.feedback.store import FeedbackStore
-from vault_rag.private_files import make_vault_dirs, vault_file_mode
+from vault_rag.storage.private_files import make_vault_dirs, vault_file_mode
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path, resolve_inside
 
 ORIGIN = "promoted"

@@ -149,10 +149,10 @@ class Resources:
     ) -> Resources:
         """Resources for `settings`. `prior`: an open feedback prior to share (the server
         opens one for every search path); None opens one here when the setting is on."""
-        from vault_rag.context import open_index
         from vault_rag.feedback.prior import open_prior
         from vault_rag.graph.llm import build_chat_provider
         from vault_rag.graph.web import build_web_search
+        from vault_rag.serving.context import open_index
 
         preset = DOMAIN_PRESETS.get(settings.domain_preset or "")
         include = settings.web_include_domains

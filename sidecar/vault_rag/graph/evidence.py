@@ -132,7 +132,7 @@ def same_script(question: str, hits: list[SearchResult]) -> bool:
 
 
 def searched_indexes(resources: Resources, wanted: list[str] | None) -> dict[str, Any]:
-    """The indexes vault search covers: the vault's, with the sources' (`sources/service.py`)
+    """The indexes vault search covers: the vault's, with the sources' (`source_indexes/service.py`)
     when the run has them (`Configuration.collections` chooses among them)."""
     if resources.sources is None:
         return {"vault": resources.index}

@@ -7,7 +7,8 @@ blocks with both fences, tables — taken from markdown-it's tokens (`chunking.b
 window of lines: a window can start inside a fenced code block or run list items together.
 Blank lines between the blocks are kept, so the quote renders as the note does. The run chosen
 shares the most terms with the question (same tokeniser as the lexical index, so Chinese and
-UE identifiers count properly).
+UE identifiers count properly). A code unit (a function, method, class or struct) is quoted
+whole, in a fenced block: half a function answers nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from vault_rag.chunking.blocks import Block, Document
 from vault_rag.graph.state import Doc
-from vault_rag.index.tokenize import tokenize
+from vault_rag.index.bm25.tokenize import tokenize
 
 NO_MODEL_NOTE = (
     "No language model is configured, so this answer quotes the most relevant passages of "
@@ -130,6 +131,18 @@ def blockquote(excerpt: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in excerpt.split("\n"))
 
 
+def code_quote(doc: Doc) -> str:
+    """A code unit's whole text as a fenced block in its language, the fence longer than any
+    run of backticks inside it."""
+    from vault_rag.sources.code.languages import spec_for
+
+    text = doc["text"].rstrip("\n")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    spec = spec_for(doc.get("note_path", ""))
+    return f"{fence}{spec.name if spec is not None else ''}\n{text}\n{fence}"
+
+
 def extractive_answer(
     question: str, docs: list[Doc], *, max_passages: int = MAX_PASSAGES, lead: str = ""
 ) -> tuple[str, list[str]]:
@@ -139,6 +152,14 @@ def extractive_answer(
     parts: list[str] = [lead] if lead else []
     used: list[str] = []
     for doc in docs[:max_passages]:
+        if doc.get("source_kind") == "code":
+            # a code unit is one function, method, class or struct (or one part of a long
+            # one): quoted whole, never cut to the lines that share words with the question
+            if not doc["text"].strip():
+                continue
+            parts.append(f"{code_quote(doc)}\n\n— {doc['cite']}")
+            used.append(doc["id"])
+            continue
         excerpt = best_excerpt(doc["text"], terms)
         if not excerpt.strip():
             continue

@@ -60,6 +60,7 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         also=[],
         collection=result.collection,
         symbol=result.symbol or "",
+        source_kind=result.kind,
     )
 
 

@@ -64,6 +64,7 @@ class Doc(TypedDict, total=False):
     context: str  # small-to-big: the unit's enclosing section (bounded), shown to the model
     collection: str  # "vault" or a source's name (retrieval/collections.py)
     symbol: str  # code: the function, method, class or struct; cited `path:line-line`
+    source_kind: str  # the file's kind: md, pdf, canvas or code (a code unit is quoted whole)
     # web
     url: str
     title: str

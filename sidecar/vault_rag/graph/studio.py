@@ -16,11 +16,11 @@ import logging
 
 from langgraph.graph.state import CompiledStateGraph
 
-from vault_rag.context import make_indexer, open_index
 from vault_rag.graph.config import Resources, use_process_resources
 from vault_rag.graph.graph import build_graph
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.stores.base import StoreUnavailableError
+from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings
 
 log = logging.getLogger(__name__)

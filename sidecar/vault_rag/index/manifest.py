@@ -24,13 +24,15 @@ from vault_rag.chunking.types import Chunk
 SCHEMA_VERSION = "1"
 # Transactions remembered with the notes they touched (`notes_touched`); older ones are
 # forgotten, and a cache that far behind rebuilds.
-# Warning codes of files the vault listing leaves out (vault/listing.py)
-SKIP_CODES = ("unsafe_name", "not_regular")
+# Warning codes of files the vault listing leaves out (vault/listing.py); `ignored` (a source's
+# own rules: .gitignore, build folders) is counted apart from the warnings: nothing is wrong.
+SKIP_CODES = ("unsafe_name", "not_regular", "ignored")
+IGNORED_CODE = "ignored"
 JOURNAL_SIZE = 4096
 # `vector_arrays` for more hashes than this reads the whole vectors table in one pass.
 _WHOLE_TABLE = 2000
 # The file hash of a note recorded from a post while the disk held an older version
-# (`index/sync.py`): the next disk event or scan re-reads the file.
+# (`index/updates/sync.py`): the next disk event or scan re-reads the file.
 POSTED_PREFIX = "posted:"
 
 SCHEMA = """
@@ -342,14 +344,27 @@ class Manifest:
         chunks, embedded = self.db.execute(
             "SELECT COUNT(*), COALESCE(SUM(embedded), 0) FROM chunks"
         ).fetchone()
-        warnings = self.db.execute("SELECT COUNT(*) FROM warnings").fetchone()[0]
+        warnings, ignored = self.db.execute(
+            "SELECT COUNT(*) - COALESCE(SUM(code = ?), 0), COALESCE(SUM(code = ?), 0) "
+            "FROM warnings",
+            (IGNORED_CODE, IGNORED_CODE),
+        ).fetchone()
         return {
             "notes": notes,
             "chunks": chunks,
             "embedded": embedded,
             "pending": chunks - embedded,
             "warnings": warnings,
+            "ignored": ignored,
         }
+
+    def ignored_files(self) -> dict[str, str]:
+        """Files and folders a source's rules left out: path (a folder ends in `/`) → why."""
+        rows = self.db.execute(
+            "SELECT note_path, message FROM warnings WHERE code=? ORDER BY note_path",
+            (IGNORED_CODE,),
+        )
+        return dict(rows.fetchall())
 
     def skipped_files(self) -> dict[str, tuple[str, str]]:
         """Files the vault listing left out (`vault/listing.py`): path → (code, why)."""
@@ -374,10 +389,11 @@ class Manifest:
         """The warnings, repeats grouped: one entry per note, code, message and target, at its
         first line, with `count` (a note embedding one missing note 100,000 times gave a 12 MB
         reply of identical warnings)."""
-        where, args = ("WHERE note_path=?", (note_path,)) if note_path is not None else ("", ())
+        where, args = ("AND note_path=?", (note_path,)) if note_path is not None else ("", ())
         query = (
             "SELECT note_path, code, message, target, MIN(line), COUNT(*) FROM warnings "
-            f"{where} GROUP BY note_path, code, message, target ORDER BY MIN(rowid)"
+            f"WHERE code != '{IGNORED_CODE}' {where} "
+            "GROUP BY note_path, code, message, target ORDER BY MIN(rowid)"
         )
         keys = ("note", "code", "message", "target", "line", "count")
         return [dict(zip(keys, r, strict=True)) for r in self.db.execute(query, args)]

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault_rag.index.indexer import store_metadata
 from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import Manifest, chunk_from_json
 from vault_rag.index.stores.factory import StoreInfo, open_vector_store
+from vault_rag.index.stores.protocol import VectorStore
+from vault_rag.index.updates.indexer import store_metadata
 from vault_rag.index.vault_index import MANIFEST_FILE
-from vault_rag.index.vector_store import VectorStore
 from vault_rag.settings import Settings
 
 BATCH = 256

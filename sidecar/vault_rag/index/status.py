@@ -9,6 +9,8 @@ from vault_rag.index.manifest import Manifest
 from vault_rag.index.stores.factory import EMBEDDED_COLLECTION, EMBEDDED_DIR
 from vault_rag.index.vault_index import MANIFEST_FILE
 
+IGNORED_SHOWN = 200  # ignored files and folders listed by `vault-rag status` (all are counted)
+
 
 def index_status(data_dir: Path, note: str | None = None) -> dict[str, Any]:
     path = data_dir / MANIFEST_FILE
@@ -30,6 +32,11 @@ def index_status(data_dir: Path, note: str | None = None) -> dict[str, Any]:
             "warnings": manifest.warnings(),
         }
         info["warnings_count"] = sum(w["count"] for w in info["warnings"])
+        if counts["ignored"]:  # a source's rules at work (.gitignore, build folders): the first
+            ignored = manifest.ignored_files()
+            info["ignored_files"] = [
+                {"path": path, "why": why} for path, why in list(ignored.items())[:IGNORED_SHOWN]
+            ]
         if note is not None:
             info["note_state"] = note_state(manifest, note)
         return info

@@ -10,19 +10,19 @@ import hashlib
 from pathlib import Path
 
 from vault_rag.embeddings.base import EmbeddingProvider
-from vault_rag.index.dense_snapshot import SNAPSHOT_FILE, DenseSnapshot
-from vault_rag.index.lexical import LexicalIndex
+from vault_rag.index.bm25.lexical import LexicalIndex
+from vault_rag.index.dense.note_vectors import NoteVectors
+from vault_rag.index.dense.snapshot import SNAPSHOT_FILE, DenseSnapshot
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.note_names import NoteNames
-from vault_rag.index.note_vectors import NoteVectors
 from vault_rag.index.stores.factory import (
     EMBEDDED_COLLECTION,
     EMBEDDED_DIR,
     StoreInfo,
     embedded_chroma,
 )
-from vault_rag.index.vector_store import VectorStore
-from vault_rag.private_files import private_dir
+from vault_rag.index.stores.protocol import VectorStore
+from vault_rag.storage.private_files import private_dir
 
 MANIFEST_FILE = "manifest.sqlite3"
 LEXICAL_DIR = "lexical"
@@ -72,7 +72,7 @@ class VaultIndex:
         self._snapshot: DenseSnapshot | None = None  # loaded once; used while current
         self._snapshot_judged: tuple[tuple[int, int], DenseSnapshot | None] | None = None
 
-    # -- the dense snapshot (index/dense_snapshot.py) ----------------------------------------
+    # -- the dense snapshot (index/dense/snapshot.py) ----------------------------------------
     def current_snapshot(self) -> DenseSnapshot | None:
         """The saved dense snapshot if it is this manifest's current state, else None. Judged
         once per manifest state (its change token): every search asks."""

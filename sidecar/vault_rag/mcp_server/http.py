@@ -18,9 +18,9 @@ from typing import Any
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from vault_rag.api.middleware import send_json
 from vault_rag.mcp_server.limits import Limits
 from vault_rag.mcp_server.local import LocalBackend
 from vault_rag.mcp_server.server import build_server
@@ -52,11 +52,11 @@ class TokenGate:
             or not token
             or not hmac.compare_digest(token.strip().encode(), expected.encode())
         ):
-            await send_json(send, 401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
+            await _error(scope, receive, send, 401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
             return
         if self.owner.state.server is None:
             starting = {"code": "starting", "message": "the server is still starting"}
-            await send_json(send, 503, starting, {})
+            await _error(scope, receive, send, 503, starting, {})
             return
         await self.app(scope, receive, send)
 
@@ -89,3 +89,16 @@ def mount_mcp(app: Any, settings: Settings) -> AbstractAsyncContextManager[None]
     manager = server.session_manager
     app.add_route(PATH, TokenGate(StreamableHTTPASGIApp(manager), app), include_in_schema=False)
     return manager.run()
+
+
+async def _error(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int,
+    body: dict[str, object],
+    headers: dict[str, str],
+) -> None:
+    """The HTTP API's error shape (`ErrorBody`: `detail`, `code`, `message`), so a client of
+    both sees one kind of refusal; the mount sits below the API and never imports it."""
+    await JSONResponse({"detail": None, **body}, status, headers)(scope, receive, send)

@@ -75,11 +75,22 @@ class LocalBackend:
 
     # -- the tools (run in a worker thread: the index is synchronous) ---------------------------
     def _search_notes(
-        self, query: str, k: int = 10, folder: str | None = None, tag: str | None = None
+        self,
+        query: str,
+        k: int = 10,
+        folder: str | None = None,
+        tag: str | None = None,
+        collections: list[str] | None = None,
     ) -> Rendered:
         check_query(query, self.limits.max_query_chars)
         outcome = search_service(
-            self.parts(), query, k=k, folder=folder, tag=tag, max_k=self.limits.max_k
+            self.parts(),
+            query,
+            k=k,
+            folder=folder,
+            tag=tag,
+            max_k=self.limits.max_k,
+            collections=collections or None,
         )
         out = m.SearchOutput(
             query=query,
@@ -88,13 +99,16 @@ class LocalBackend:
                 m.Passage(
                     note=r.note_path,
                     heading=r.heading_path,
-                    link=vault_cite(r.note_path, r.anchor),
+                    link=cite_of(r),
                     line_start=r.line_start,
                     line_end=r.line_end,
                     score=round(r.score, 4),
                     text=cut(r.text, self.limits.max_passage_chars),
                     origin=r.origin,
                     embedded_in=r.embedded_in,
+                    collection=r.collection,
+                    kind=r.kind,
+                    symbol=r.symbol,
                 )
                 for r in outcome.results
             ],
@@ -182,12 +196,19 @@ class LocalBackend:
         out = m.StatusOutput(**index_summary(self.parts()), served_by=self.served_by)
         return out, m.status_text(out)
 
-    async def _ask(self, question: str, mode: str | None = None) -> Rendered:
+    async def _ask(
+        self, question: str, mode: str | None = None, collections: list[str] | None = None
+    ) -> Rendered:
         from vault_rag.services.ask import ask
 
         check_query(question, self.limits.max_query_chars)
         resources = await anyio.to_thread.run_sync(self.resources)
-        result = await ask(resources, question, mode)  # type: ignore[arg-type]
+        result = await ask(
+            resources,
+            question,
+            mode,  # type: ignore[arg-type]
+            collections=collections or None,
+        )
         out = m.AskOutput(
             answer=result.answer,
             citations=[_citation(c) for c in result.citations],
@@ -222,6 +243,13 @@ def vault_cite(note_path: str, anchor: str) -> str:
     from vault_rag.graph.sources import vault_cite as cite  # the answer graph's own links
 
     return cite(note_path, anchor)
+
+
+def cite_of(result: Any) -> str:
+    """A hit's link as answers cite it: `[[note#heading]]`, `path:line-line (symbol)` for code."""
+    from vault_rag.graph.sources import cite_of as cite
+
+    return cite(result)
 
 
 def _citation(c: dict[str, Any]) -> m.Citation:

@@ -11,13 +11,18 @@ from pydantic import BaseModel, Field
 class Passage(BaseModel):
     note: str = Field(description="The note holding the passage, vault-relative")
     heading: str = Field(description="Heading path of the passage ('' at the top of the note)")
-    link: str = Field(description="A wikilink to the passage: [[note#heading]]")
+    link: str = Field(
+        description="How to cite it: [[note#heading]], or path:line-line (symbol) for code"
+    )
     line_start: int = Field(description="First line of the passage in the note, 1-based")
     line_end: int
     score: float = Field(description="Fused rank score; compare only within one answer")
     text: str = Field(description="The passage (cut at the mcp_max_passage_chars setting)")
     origin: str = Field(description="The note the text was written in (an embed's source)")
     embedded_in: list[str] = Field(default_factory=list, description="Other notes showing it")
+    collection: str = Field("vault", description="'vault' or the source it comes from")
+    kind: str = Field("md", description="md, pdf, canvas or code")
+    symbol: str | None = Field(None, description="A code unit's symbol, e.g. AMyActor::Tick")
 
 
 class SearchOutput(BaseModel):
@@ -129,7 +134,10 @@ def search_text(out: SearchOutput) -> str:
         return f"No passages found for {out.query!r}."
     parts = [f"{len(out.results)} passages for {out.query!r}:"]
     for i, p in enumerate(out.results, 1):
-        parts.append(f"\n[{i}] {p.link} (lines {p.line_start}-{p.line_end}, score {p.score:.3f})")
+        where = "" if p.collection == "vault" else f", from {p.collection}"
+        parts.append(
+            f"\n[{i}] {p.link} (lines {p.line_start}-{p.line_end}, score {p.score:.3f}{where})"
+        )
         parts.append(p.text)
     return "\n".join(parts)
 

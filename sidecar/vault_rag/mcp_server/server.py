@@ -34,6 +34,13 @@ search_notes finds passages, each with a [[note#heading]] link to cite; read_not
 note with its ![[embeds]] resolved; ask_vault answers a question with cited passages. Cite
 notes with the links given. Excluded folders are never served."""
 
+# As `collections` of `/v1/search` and `/v1/ask`: which indexes are searched.
+COLLECTIONS = Field(
+    description="Which collections to search: 'vault' and the sources' names (`vault-rag "
+    "sources list`); default: every one (or the vault alone, by the default_collections "
+    "setting)",
+)
+
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
@@ -93,11 +100,13 @@ def build_server(backend: Backend, limits: Limits, **kwargs: Any) -> VaultMCPSer
         k: Annotated[int, k_field] = 10,
         folder: Annotated[str | None, Field(description="Only notes under this folder")] = None,
         tag: Annotated[str | None, Field(description="Only notes with this tag")] = None,
+        collections: Annotated[list[str] | None, COLLECTIONS] = None,
     ) -> Annotated[CallToolResult, m.SearchOutput]:
-        """Hybrid search (meaning and words) of the vault's notes, embeds resolved. Returns
-        passages best first, each with its note, heading, line range, score and a
-        [[note#heading]] link to cite."""
-        args = _args(query=query, k=k, folder=folder, tag=tag)
+        """Hybrid search (meaning and words) of the vault's notes, embeds resolved, and of the
+        sources beside it (code trees, other vaults). Returns passages best first, each with
+        its note, heading, line range, score, collection and a link to cite ([[note#heading]];
+        `path:line-line (symbol)` for code)."""
+        args = _args(query=query, k=k, folder=folder, tag=tag, collections=collections)
         return await backend.call_tool("search_notes", args)
 
     @server.tool(
@@ -112,12 +121,14 @@ def build_server(backend: Backend, limits: Limits, **kwargs: Any) -> VaultMCPSer
             Literal["strict", "hybrid"] | None,
             Field(description="strict: the vault only; hybrid: the web too when it is weak"),
         ] = None,
+        collections: Annotated[list[str] | None, COLLECTIONS] = None,
     ) -> Annotated[CallToolResult, m.AskOutput]:
         """Answer a question from the vault with the answer graph: a cited answer, its
         citations and the model usage. Without a configured language model the answer quotes
         the best passages (extractive). The answer is recorded in the sidecar's data dir so
         the person can rate it; nothing is written to the vault."""
-        return await backend.call_tool("ask_vault", _args(question=question, mode=mode))
+        args = _args(question=question, mode=mode, collections=collections)
+        return await backend.call_tool("ask_vault", args)
 
     @server.tool(annotations=READ_ONLY, title="Read a note")
     async def read_note(

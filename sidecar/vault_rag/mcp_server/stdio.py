@@ -45,12 +45,15 @@ class LocalVault:
     exclusions: Any
     prior: Any
     resources: Any = None  # graph.config.Resources, built for the first ask
+    # The sources beside the vault (`sources/service.ServedSources`): searched from what their
+    # indexes hold (this process indexes nothing: `vault-rag index` or the sidecar does).
+    sources: Any = None
 
     @classmethod
     def open(cls, settings: Settings) -> LocalVault:
-        from vault_rag.context import open_index
-        from vault_rag.exclusions import Exclusions
         from vault_rag.feedback.prior import open_prior
+        from vault_rag.serving.context import open_index
+        from vault_rag.vault.exclusions import Exclusions
 
         index = open_index(settings, search_only=True)
         try:
@@ -60,9 +63,13 @@ class LocalVault:
         except BaseException:
             index.close()
             raise
-        return cls(settings, index, exclusions, prior)
+        from vault_rag.source_indexes.service import ServedSources
+
+        return cls(settings, index, exclusions, prior, sources=ServedSources(settings, index))
 
     def close(self) -> None:
+        if self.sources is not None:
+            self.sources.close()
         if self.prior is not None:
             self.prior.close()
         self.index.close()
@@ -90,7 +97,7 @@ class StdioBackend:
 
     @asynccontextmanager
     async def lifespan(self, _server: Any) -> AsyncIterator[None]:
-        from vault_rag.search_client import running_sidecar
+        from vault_rag.serving.search_client import running_sidecar
 
         async with AsyncExitStack() as stack:
             vault = self.settings.vault
@@ -130,6 +137,7 @@ class StdioBackend:
                 vault.resources = Resources.from_settings(
                     self.settings, index=vault.index, prior=vault.prior
                 )
+                vault.resources.sources = vault.sources
             return vault.resources
 
     def _lost(self, exc: BaseException) -> None:
@@ -171,8 +179,8 @@ class StdioBackend:
 def run_stdio(vault: Path, data_dir: Path | None = None) -> None:
     """Serve the vault's MCP server on stdin/stdout until the client closes it."""
     from vault_rag.mcp_server.server import build_server
-    from vault_rag.private_files import private_umask
     from vault_rag.settings import load_settings
+    from vault_rag.storage.private_files import private_umask
 
     private_umask()  # the data dir holds note text (as every CLI command)
     settings = load_settings(vault=vault, data_dir=data_dir)

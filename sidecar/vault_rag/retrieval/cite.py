@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from vault_rag.chunking.types import HIERARCHY_SEPARATOR, Chunk
-from vault_rag.index.tokenize import tokenize
+from vault_rag.index.bm25.tokenize import tokenize
 
 if TYPE_CHECKING:
     from vault_rag.index.vault_index import VaultIndex
-    from vault_rag.retrieval.hybrid import SearchResult
+    from vault_rag.retrieval.results import SearchResult
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")

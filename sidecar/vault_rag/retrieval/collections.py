@@ -1,5 +1,5 @@
 """One search over several collections (the vault and the sources beside it,
-`sources/collections.py`): each collection ranked on its own by `hybrid_search`, then the
+`source_indexes/collections.py`): each collection ranked on its own by `hybrid_search`, then the
 lists merged by rank, so one collection's scale never decides the order. Scores of two
 indexes are not comparable (RRF over each index's own lists, BM25 statistics of each corpus),
 and a code tree of 50,000 units would otherwise drown a vault of 500 notes: the merge takes

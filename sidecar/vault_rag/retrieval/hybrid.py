@@ -4,10 +4,10 @@ Dense similarity (Chroma) and BM25 (CJK-aware) each rank candidates; reciprocal 
 combines the ranks, which needs no calibration between the two score scales (the bundled
 model's cosine scores are compressed into a narrow band). Chunks that are not embedded yet
 still compete through BM25, so a vault is searchable while its first index fills. A third,
-note-level list (each note's centroid, `index/note_vectors.py`) adds a weighted RRF term to the
-candidates of the notes closest to the question, and the best candidates lend part of their
-score to the notes they link to (`link_signal.py`); both re-order, never add. The dense list
-itself is compared with the corpus mean partly taken off (`dense.py`: hub passages demoted).
+note-level list (each note's centroid, `index/dense/note_vectors.py`) adds a weighted RRF term to
+the candidates of the notes closest to the question, and the best candidates lend part of their
+score to the notes they link to (`link_signal.py`); both re-order, never add. The dense list itself
+is compared with the corpus mean partly taken off (`dense.py`: hub passages demoted).
 
 An optional feedback prior (`SearchOptions.prior`) then re-orders the fused candidates: each
 score is multiplied by a factor in [1 − b, 1 + b] (b = `prior_weight`). It never adds a
@@ -23,7 +23,7 @@ import logging
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +36,7 @@ from vault_rag.retrieval.focus import NoteFocus, focus_factors, focus_ranking
 from vault_rag.retrieval.link_signal import add_link_signal
 from vault_rag.retrieval.rerank.base import Reranker, rerank_ids
 from vault_rag.retrieval.rerank.factory import reranker_for
+from vault_rag.retrieval.results import SearchResult
 from vault_rag.settings import Settings, default
 from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.paths import UnsafePathError, resolve_inside
@@ -46,47 +47,7 @@ MAX_PRIOR_WEIGHT = 0.5  # above this the prior would outweigh retrieval rather t
 PROMOTED = "promoted"  # frontmatter `origin:` of an answer saved as a note
 Retriever = Literal["dense", "lexical"]
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class SearchResult:
-    note_path: str  # the note holding this chunk (the origin's own chunk when both matched)
-    heading_path: str
-    anchor: str
-    chunk_id: str
-    score: float  # fused RRF score (only comparable within one result list)
-    text: str
-    origin: str  # note the text was written in
-    line_start: int
-    line_end: int
-    embedded_in: list[str] = field(default_factory=list)  # other notes showing this same text
-    dense_score: float | None = None  # cosine similarity, when the dense side found it
-    lexical_score: float | None = None  # BM25 score, when the lexical side found it
-    base_score: float | None = None  # fused RRF score before the feedback prior
-    prior: float = 1.0  # feedback factor: score = base_score × prior (1.0: no feedback / off)
-    promoted: bool = False  # the note is a promoted answer (frontmatter `origin: promoted`)
-    # Small-to-big: the enclosing section of the matched unit (bounded; `text` when the unit is
-    # the whole section), and its lines in `note_path`. Shown and quoted, never cited: the
-    # citation stays the unit's own heading_path/anchor/line_start-line_end.
-    context: str = ""
-    context_line_start: int = 0
-    context_line_end: int = 0
-    # The source kind (`sources/`): "md", "pdf" or "canvas"; a PDF unit's pages (`anchor` is
-    # then `page=N`, so `[[note_path#anchor]]` opens the PDF at that page).
-    kind: str = "md"
-    page: int | None = None
-    page_end: int | None = None
-    # The re-ranking stage (retrieval/rerank/): this passage's re-ranker score when it was
-    # among the re-scored candidates; `rerank_fallback` says why the fused order stayed.
-    rerank_score: float | None = None
-    rerank_fallback: str | None = None
-    # Where it comes from (`retrieval/collections.py`): "vault" or a source's name; a code
-    # unit's symbol (`AMyActor::BeginPlay`), cited as `note_path:line_start-line_end`.
-    collection: str = "vault"
-    symbol: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+__all__ = ["SearchOptions", "SearchResult", "hybrid_search", "search_options"]
 
 
 @dataclass(frozen=True)
@@ -104,7 +65,7 @@ class SearchOptions:
     prior: PriorFn | None = None  # feedback prior (None: off; see the module doc)
     # b: the prior scales a fused score by a factor in [1-b, 1+b]
     prior_weight: float = default("feedback_max_boost")
-    # w: a candidate whose note ranks r-th by centroid (index/note_vectors.py) gains
+    # w: a candidate whose note ranks r-th by centroid (index/dense/note_vectors.py) gains
     # w / (rrf_k + r); it re-orders candidates, never adds one. 0 turns it off.
     note_weight: float = default("note_weight")
     # c: dense search compares unit and query with c × the corpus mean taken off both

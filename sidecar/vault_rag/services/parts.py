@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from vault_rag.exclusions import Exclusions
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.services.errors import ServiceError
 from vault_rag.settings import Settings
+from vault_rag.vault.exclusions import Exclusions
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
 
 

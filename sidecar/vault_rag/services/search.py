@@ -54,7 +54,7 @@ def search(
 
 
 def searched(parts: VaultParts, collections: list[str] | None) -> dict[str, VaultIndex]:
-    """The indexes to search: the server's sources (`sources/service.py`) when it has them,
+    """The indexes to search: the server's sources (`source_indexes/service.py`) when it has them,
     else the vault's own index alone."""
     sources = getattr(parts, "sources", None)
     try:

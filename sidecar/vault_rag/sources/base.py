@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Protocol
 
 from vault_rag.chunking.chunker import ID_HEX_CHARS, ChunkOptions
+from vault_rag.chunking.pipeline import NoteChunks
 from vault_rag.chunking.size import text_size
 from vault_rag.chunking.types import HIERARCHY_SEPARATOR, Chunk
-from vault_rag.pipeline import NoteChunks
 from vault_rag.vault.links import NoteIndex
 
 __all__ = ["NoteChunks", "SourceKind", "make_unit"]

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.pipeline import NoteChunks
 from vault_rag.chunking.types import Chunk
-from vault_rag.pipeline import NoteChunks
 from vault_rag.sources.base import make_unit
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.paths import resolve_inside

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vault_rag.chunking.chunker import ChunkOptions
-from vault_rag.pipeline import NoteChunks, chunk_vault_note
+from vault_rag.chunking.pipeline import NoteChunks, chunk_vault_note
 from vault_rag.vault.links import NoteIndex
 
 

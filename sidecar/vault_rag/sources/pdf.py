@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.pipeline import NoteChunks
 from vault_rag.chunking.types import Chunk
-from vault_rag.pipeline import NoteChunks
 from vault_rag.settings import Settings
 from vault_rag.sources.base import make_unit
 from vault_rag.sources.pdf_text import OutlineEntry, PdfProblem, PdfText, read_pdf

@@ -28,7 +28,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote
 
-from vault_rag.vault.reader import DEFAULT_IGNORES, iter_note_paths
+from vault_rag.vault.listing import iter_note_paths
+from vault_rag.vault.reader import DEFAULT_IGNORES
 
 NOTE_SUFFIX = ".md"
 

@@ -8,7 +8,7 @@ later call stats the known folders and lists again only those that moved, or tha
 so soon after a change that a second change could share the timestamp (git's "racy" rule).
 File contents do not matter here: they are the manifest's business.
 
-The rules are the full walk's (`reader.iter_note_paths` is a one-off listing): `.md` files
+The rules are the full walk's (`iter_note_paths` is a one-off listing): `.md` files
 (and the other kinds' suffixes the indexer asks for: `.pdf`, `.canvas`),
 NFC vault-relative paths, sorted; hidden folders, ignored folders and files, and symlinks
 (files, and folders, which are never walked into) left out; unreadable folders skipped.
@@ -29,7 +29,7 @@ import fnmatch
 import os
 import time
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +49,7 @@ RACY_NS = 2_000_000_000
 
 UNSAFE_NAME = "unsafe_name"
 NOT_REGULAR = "not_regular"
+IGNORED = "ignored"  # left out by a source's own rules (its .gitignore files, build folders)
 NOT_REGULAR_WHY = "not a regular file (a FIFO, socket or device): reading it could block"
 
 
@@ -77,12 +78,13 @@ class VaultListing:
         root: Path,
         ignores: Iterable[str] = DEFAULT_IGNORES,
         suffixes: tuple[str, ...] = (NOTE_SUFFIX,),
-        skip: Callable[[str, bool], bool] | None = None,
+        skip: Callable[[str, bool], str | None] | None = None,
     ) -> None:
         self.root = root.resolve()
         self.ignores = tuple(ignores)
-        # A source's own rules (`sources/collections.py`: .gitignore, include/exclude globs):
-        # skip(path, is_folder) → True leaves the file out, or the folder unwalked.
+        # A source's own rules (`source_indexes/specs.py`: .gitignore files, include/exclude globs):
+        # skip(path, is_folder) → why the file is left out, or the folder unwalked (an
+        # `ignored` entry of `skipped`); None keeps it.
         self.skip = skip
         # The file kinds listed (lower case, with the dot): `.md`, and the other source kinds
         # the indexer reads (`sources/registry.py`).
@@ -153,10 +155,12 @@ class VaultListing:
                     skipped.append(
                         (printable(on_disk), Skip(UNSAFE_NAME, f"{why}; rename it to index it"))
                     )
-                elif not is_ignored(self._canonical(rel, name) + "/x", self.ignores) and not (
-                    self.skip and self.skip(self._canonical(rel, name), True)
-                ):
-                    subfolders.append(on_disk)
+                elif not is_ignored(self._canonical(rel, name) + "/x", self.ignores):
+                    ruled = self.skip(self._canonical(rel, name), True) if self.skip else None
+                    if ruled:
+                        skipped.append((printable(on_disk) + "/", Skip(IGNORED, ruled)))
+                    else:
+                        subfolders.append(on_disk)
             elif name.lower().endswith(self.suffixes) and not is_link:
                 why = unsafe_name(rel, name)
                 if why:
@@ -172,7 +176,12 @@ class VaultListing:
                     skipped.append((printable(on_disk), Skip(NOT_REGULAR, NOT_REGULAR_WHY)))
                     continue
                 path = self._canonical(rel, name)
-                if not self._file_ignored(path) and not (self.skip and self.skip(path, False)):
+                if self._file_ignored(path):
+                    continue
+                ruled = self.skip(path, False) if self.skip else None
+                if ruled:
+                    skipped.append((printable(on_disk), Skip(IGNORED, ruled)))
+                else:
                     notes.append(path)
         trusted = time.time_ns() - mtime > RACY_NS
         return _Folder(
@@ -230,3 +239,9 @@ def _is_utf8(text: str) -> bool:
     except UnicodeEncodeError:  # os.listdir's surrogate escapes of undecodable bytes
         return False
     return True
+
+
+def iter_note_paths(vault_root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) -> Iterator[str]:
+    """Vault-relative paths of every markdown note, sorted, skipping ignored and hidden folders
+    and symlinks (a link could point outside the vault): a one-off `VaultListing`."""
+    yield from VaultListing(vault_root, ignores).paths()

@@ -7,7 +7,7 @@ import functools
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,15 +174,7 @@ def is_note_path(
 
 
 def is_watched_folder(path: str, ignores: Iterable[str] = DEFAULT_IGNORES) -> bool:
-    """A folder the vault scan walks into (judged as `iter_note_paths` judges it)."""
+    """A folder the vault scan walks into (judged as `listing.iter_note_paths` judges it)."""
     return not any(p.startswith(".") for p in path.split("/")) and not is_ignored(
         path + "/x", tuple(ignores)
     )
-
-
-def iter_note_paths(vault_root: Path, ignores: Iterable[str] = DEFAULT_IGNORES) -> Iterator[str]:
-    """Vault-relative paths of every markdown note, sorted, skipping ignored and hidden folders
-    and symlinks (a link could point outside the vault): a one-off `VaultListing`."""
-    from vault_rag.vault.listing import VaultListing  # (it uses this module's rules)
-
-    yield from VaultListing(vault_root, ignores).paths()

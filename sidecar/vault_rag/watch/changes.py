@@ -14,8 +14,8 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import Future
 
-from vault_rag.index.sync import DiskResult, VaultSync
-from vault_rag.index.writer import IndexWriter, Priority
+from vault_rag.index.updates.sync import DiskResult, VaultSync
+from vault_rag.index.updates.writer import IndexWriter, Priority
 
 log = logging.getLogger(__name__)
 

@@ -5,11 +5,11 @@ File events are collected into a batch that is flushed once the vault has been q
 still gets indexed): a `git checkout` of 1,000 files is one batch, not 1,000 index runs.
 
 The watcher only says *which paths* changed. The writer decides what happened by looking at the
-disk when the batch runs (`index/writer.py`): a moved file is a deleted path plus a created one
-with the same bytes, recorded as a rename (its vectors are reused); a path whose stat matches
+disk when the batch runs (`index/updates/writer.py`): a moved file is a deleted path plus a created
+one with the same bytes, recorded as a rename (its vectors are reused); a path whose stat matches
 the manifest (the plugin already posted that save) is skipped; a file still being written is
-retried. Folders that are moved or deleted as a whole are passed on as folders, since a
-platform may report only the folder.
+retried. Folders that are moved or deleted as a whole are passed on as folders, since a platform may
+report only the folder.
 """
 
 from __future__ import annotations

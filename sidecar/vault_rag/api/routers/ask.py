@@ -11,6 +11,9 @@ runs once the other has finished, so neither turn is lost.
 Asking about a note (`note`: its path, the selection, its links): the stream's second
 `progress` is `{"node": "focus", "note": path, "indexed", "linked", "selection"}`, retrieval
 prefers that note (`graph/focus.py`), and `final.focus` counts the citations taken from it.
+
+`model` picks another chat model of the server in use for this question only (the pane's
+per-conversation picker); the settings in use are unchanged.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from vault_rag.api.deps import ServerState, State, note_path, served_note_path, 
 from vault_rag.api.schemas import AskRequest
 from vault_rag.api.sse import EventStreamResponse
 from vault_rag.graph.events import EVENT_MODELS, ErrorEvent, FinalEvent, ProgressEvent
+from vault_rag.services.model_choice import resources_for_model
 from vault_rag.services.search import searched
 
 router = APIRouter(tags=["ask"])
@@ -80,7 +84,9 @@ async def _events(
 ) -> AsyncIterator[tuple[str, Any]]:
     from vault_rag.graph.run import run_question
 
-    configuration = state.resources.defaults
+    # A model picked for this question (the pane's picker) only changes the chat model.
+    resources = resources_for_model(state.resources, body.model)
+    configuration = resources.defaults
     if body.mode is not None:
         configuration = replace(configuration, web_mode=body.mode)
     if body.collections:
@@ -94,7 +100,7 @@ async def _events(
         async with state.turns.turn(thread_id):
             async for event in run_question(
                 body.question,
-                state.resources,
+                resources,
                 configuration=configuration,
                 checkpointer=state.checkpointer,
                 thread_id=thread_id,

@@ -1,5 +1,5 @@
 """`/v1/settings/exclude`: the plugin's "Excluded folders", owned and enforced by the sidecar
-(`exclusions.py`): its scan, watcher and note routes skip them, and pushing a new list removes
+(`vault/exclusions.py`): its scan, watcher and note routes skip them, and pushing a new list removes
 the notes it covers from the index before the answer."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from fastapi import APIRouter
 from vault_rag.api.deps import State
 from vault_rag.api.errors import ApiError
 from vault_rag.api.schemas import ExcludeState, ExcludeUpdate
-from vault_rag.exclusions import ExcludeError, normalize_patterns
+from vault_rag.vault.exclusions import ExcludeError, normalize_patterns
 
 router = APIRouter(prefix="/settings", tags=["settings"])
 

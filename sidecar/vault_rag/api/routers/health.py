@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Request
 
 from vault_rag import __version__
 from vault_rag.api.schemas import Health
-from vault_rag.server_token import token_proof
+from vault_rag.serving.server_token import token_proof
 
 router = APIRouter(tags=["health"])
 

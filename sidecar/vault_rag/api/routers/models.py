@@ -20,7 +20,7 @@ from vault_rag.api.model_schemas import (
     ModelTestResult,
     WebSearchState,
 )
-from vault_rag.model_choice import (
+from vault_rag.services.model_choice import (
     ModelChoice,
     ModelServerError,
     apply_choice,

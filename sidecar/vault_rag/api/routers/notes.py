@@ -1,7 +1,7 @@
 """`/v1/notes`: the plugin keeps the index in step with Obsidian (upsert, delete, rename) and
 reconciles on layout-ready through the content hashes. Every write goes through the index
-writer's queue (`index/writer.py`); what each change does is `index/sync.py` (including how a
-posted note and the file on disk agree). The routes only translate HTTP."""
+writer's queue (`index/updates/writer.py`); what each change does is `index/updates/sync.py`
+(including how a posted note and the file on disk agree). The routes only translate HTTP."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from vault_rag.api.schemas import (
     PathResult,
     RenameResult,
 )
-from vault_rag.index.sync import NoteOutcome, PathOutcome, PostedNote, PostRefused
+from vault_rag.index.updates.sync import NoteOutcome, PathOutcome, PostedNote, PostRefused
 
 router = APIRouter(prefix="/notes", tags=["notes"])
 REFUSED_STATUS = {"excluded": 403, "no_file": 404}  # a whole batch refused, nothing stored
@@ -110,7 +110,7 @@ async def rename_notes(body: NotesRename, state: State) -> NotesRenamed:
 async def files_changed(body: FilesChanged, state: State) -> FilesChangedResult:
     """The plugin never posts a PDF's or a canvas's bytes: it names the files that changed
     (created, modified, deleted) and the sidecar reads them from the vault, as a watcher batch
-    (`index/sync.py`, `VaultSync.disk`). Works for notes too."""
+    (`index/updates/sync.py`, `VaultSync.disk`). Works for notes too."""
     paths = list(dict.fromkeys(note_path(p) for p in body.paths))
     known = state.index.manifest.notes()
     result = await asyncio.wrap_future(state.sync.submit(paths))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -18,6 +19,32 @@ from vault_rag.graph.nodes.common import emit, progress
 from vault_rag.graph.safe_markdown import neutralize
 from vault_rag.graph.sources import collect_citations
 from vault_rag.graph.state import State
+
+
+async def record_shown(
+    state: State,
+    config: RunnableConfig,
+    answer: str,
+    *,
+    citations: Iterable[Mapping[str, Any]] = (),
+    model: str | None = None,
+) -> str:
+    """Give an answer the user sees its id and record it, so it can be rated (👍/👎,
+    `vault-rag feedback`) and promoted to a note: every node that ends a turn with an answer id
+    (this one, small talk, the "not covered" decline) records through here. Recorded whatever
+    runs the graph (CLI, server, `langgraph dev`); returns the id."""
+    answer_id = uuid.uuid4().hex
+    await asyncio.to_thread(
+        record_answer,
+        get_resources(config).index.data_dir,
+        answer_id=answer_id,
+        question=state.user_question,
+        answer=neutralize(answer),
+        citations=citations,
+        model=model,
+        thread_id=(config.get("configurable") or {}).get("thread_id"),
+    )
+    return answer_id
 
 
 async def finish(state: State, config: RunnableConfig) -> dict[str, Any]:
@@ -40,19 +67,8 @@ async def finish(state: State, config: RunnableConfig) -> dict[str, Any]:
         notes.append("The answer cites no source itself; the sources it was given are listed.")
     if resources.llm is None:
         notes.append(NO_MODEL_NOTE)
-    answer_id = uuid.uuid4().hex
-    # Recorded here, whatever runs the graph (CLI, server, `langgraph dev`), so every answer a
-    # user sees can be rated (👍/👎, `vault-rag feedback`) and promoted to a note.
-    await asyncio.to_thread(
-        record_answer,
-        resources.index.data_dir,
-        answer_id=answer_id,
-        question=state.user_question,
-        answer=neutralize(answer),
-        citations=citations,
-        model=resources.llm.label if resources.llm is not None else "extractive",
-        thread_id=(config.get("configurable") or {}).get("thread_id"),
-    )
+    model = resources.llm.label if resources.llm is not None else "extractive"
+    answer_id = await record_shown(state, config, answer, citations=citations, model=model)
     new: list[AnyMessage] = [] if state.from_messages else [HumanMessage(state.user_question)]
     progress("finish", citations=len(citations), answer_id=answer_id)
     update: dict[str, Any] = {

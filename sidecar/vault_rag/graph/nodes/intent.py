@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, Literal
 
 from langchain_core.messages import (
@@ -20,6 +19,7 @@ from vault_rag.graph.evidence import Evidence, question_evidence
 from vault_rag.graph.focus import search_focus
 from vault_rag.graph.llm import LLMUnavailable, StructuredOutputError, bounds
 from vault_rag.graph.nodes.common import failure_update, progress, usable_model
+from vault_rag.graph.nodes.finish import record_shown
 from vault_rag.graph.nodes.retrieve import web_available
 from vault_rag.graph.prompts.intent import (
     INTENT_CONTEXT,
@@ -155,7 +155,10 @@ async def small_talk(state: State, config: RunnableConfig) -> dict[str, Any]:
     """Answer a greeting with the classifier's own one-line reply; it joins the conversation."""
     configuration = Configuration.from_runnable_config(config)
     reply = state.reply or f"Hello! Ask me anything about {configuration.domain}."
-    answer_id = uuid.uuid4().hex
+    # The pane offers 👍/👎 on it like on any answer: recorded, so the rating is not a 404.
+    model = get_resources(config).llm
+    label = model.label if state.reply and model is not None else None
+    answer_id = await record_shown(state, config, reply, model=label)
     progress("small_talk", answer_id=answer_id)
     new: list[AnyMessage] = [] if state.from_messages else [HumanMessage(state.user_question)]
     message = AIMessage(reply, id=answer_id)
@@ -169,7 +172,7 @@ async def decline(state: State, config: RunnableConfig) -> dict[str, Any]:
     conversation with an answer id."""
     configuration = Configuration.from_runnable_config(config)
     if state.intent == "off_topic" and state.reply:
-        answer_id = uuid.uuid4().hex
+        answer_id = await record_shown(state, config, state.reply)
         progress("decline", intent=state.intent, covered=False, answer_id=answer_id)
         new: list[AnyMessage] = [] if state.from_messages else [HumanMessage(state.user_question)]
         message = AIMessage(state.reply, id=answer_id)

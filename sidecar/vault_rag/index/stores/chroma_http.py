@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from vault_rag.index.chroma_store import with_search_ef
 from vault_rag.index.stores.base import (
     Breaker,
     StoreUnavailableError,
     batches,
     scalar_metadata,
 )
+from vault_rag.index.stores.chroma import with_search_ef
 
 T = TypeVar("T")
 WRITE_BATCH = 1000  # rows per request (the server's max batch size is far larger)

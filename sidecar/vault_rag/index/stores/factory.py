@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault_rag.index.stores.naming import collection_name
-from vault_rag.index.vector_store import VectorStore
+from vault_rag.index.stores.protocol import VectorStore
 from vault_rag.settings import Settings
 
 LITE_FILE = "milvus.db"
@@ -74,7 +74,7 @@ def open_vector_store(
 def embedded_chroma(
     data_dir: Path, collection: str = EMBEDDED_COLLECTION, *, connect: bool = True
 ) -> VectorStore:
-    from vault_rag.index.chroma_store import ChromaStore
+    from vault_rag.index.stores.chroma import ChromaStore
 
     store: VectorStore = ChromaStore(data_dir, collection=collection, connect=connect)
     return store

@@ -1,7 +1,8 @@
 """A code file → units: one per function, method, class or struct (`symbols.py`), the lines
 outside them as windows, and the whole file as windows when no grammar reads it or it does
 not parse. A unit's heading path is `file > class > method`, its `anchor` the symbol
-(`AMyActor::BeginPlay`), its lines the real ones (`path:line-line` citations).
+(`AMyActor::BeginPlay`), its lines the real ones (`path:line-line` citations). The halves of a
+C/C++ `.h`/`.cpp` pair know each other (`pairs.py`).
 
 Guarded before any parsing, each a warning (shown by `vault-rag status`) and no units: a file
 over `max_code_kb` (`too_large`), NUL bytes (`binary`), text that is neither UTF-8 nor marked
@@ -15,11 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.pipeline import NoteChunks
 from vault_rag.chunking.types import Chunk
-from vault_rag.pipeline import NoteChunks
 from vault_rag.settings import Settings
 from vault_rag.sources.base import make_unit
-from vault_rag.sources.code.languages import CODE_SUFFIXES, parser_for, spec_for
+from vault_rag.sources.code.languages import CODE_SUFFIXES, UNREAL_LINE, parser_for, spec_for
+from vault_rag.sources.code.pairs import link_pair
 from vault_rag.sources.code.symbols import Symbol, parse_symbols
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.paths import resolve_inside
@@ -56,7 +58,10 @@ class CodeKind:
             note.warnings.append(VaultWarning(problem[0], problem[1], rel))
             return NoteChunks(note=note)
         note.text = text
-        return NoteChunks(note=note, chunks=code_units(rel, text, options))
+        units, partner = link_pair(vault_root, rel, code_units(rel, text, options), self._read)
+        if partner:  # editing either half of a .h/.cpp pair re-reads the other
+            note.dependencies = [partner]
+        return NoteChunks(note=note, chunks=units)
 
     def _read(self, path: Path) -> tuple[str, tuple[str, str] | None]:
         try:
@@ -113,7 +118,8 @@ def code_units(rel: str, text: str, options: ChunkOptions) -> list[Chunk]:
         parsed = parse_symbols(parser, spec, text.encode("utf-8"), lines)
         symbols = parsed.symbols
     language = spec.name if spec is not None else rel.rsplit(".", 1)[-1].lower()
-    builder = _Builder(rel, lines, options.measure(), options.target_max, language)
+    prefixes = spec.comment_prefixes if spec is not None else ()
+    builder = _Builder(rel, lines, options.measure(), options.target_max, language, prefixes)
     for symbol in symbols:
         builder.symbol(symbol)
     covered = {n for s in symbols for n in range(s.start, s.end + 1)}
@@ -129,9 +135,12 @@ class _Builder:
         measure: Callable[[str], int],
         target_max: int,
         language: str,
+        doc_prefixes: tuple[str, ...],
     ) -> None:
         self.rel, self.lines, self.measure = rel, lines, measure
         self.target_max, self.language = target_max, language
+        # a nested symbol's signature is its first line that is no doc, attribute or macro
+        self.not_signature = (*doc_prefixes, "@", "#")
         self.title = rel.rsplit("/", 1)[-1]
         self.units: list[Chunk] = []
 
@@ -170,7 +179,8 @@ class _Builder:
         for number in range(span[0], span[1] + 1):
             line = self.lines[number - 1]
             stripped = line.strip()
-            if stripped and not stripped.startswith(("//", "/*", "*", "#", "@", "U")):
+            doc = stripped.startswith(self.not_signature) or UNREAL_LINE.match(stripped)
+            if stripped and not doc:
                 return line.rstrip()
         return self.lines[span[0] - 1].rstrip()
 

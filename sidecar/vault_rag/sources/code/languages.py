@@ -20,6 +20,9 @@ class LanguageSpec:
     symbols: frozenset[str]  # node types that become units (with a body, see symbols.py)
     containers: frozenset[str]  # node types whose name joins the heading path, no unit
     comment_prefixes: tuple[str, ...]  # lines above a symbol that belong to it (its doc)
+    # Nodes walked through as if their children were the parent's (`export_statement`, Go's
+    # `type_declaration` holding `type_spec`s, …), on top of symbols.py's shared ones.
+    transparent: frozenset[str] = frozenset()
 
 
 _C_COMMENTS = ("//", "/*", "*", "*/")
@@ -47,18 +50,130 @@ PYTHON = LanguageSpec(
     frozenset(),
     ("#",),
 )
+_JS_SYMBOLS = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "method_definition",
+        "class_declaration",
+        # `const f = (x) => …`: a function bound to a name (symbols.py reads the declarator)
+        "lexical_declaration",
+        "variable_declaration",
+    }
+)
+JAVASCRIPT = LanguageSpec(
+    "javascript",
+    "tree_sitter_javascript",
+    "language",
+    _JS_SYMBOLS,
+    frozenset(),
+    _C_COMMENTS,
+    frozenset({"export_statement"}),
+)
+_TS_SYMBOLS = _JS_SYMBOLS | {
+    "abstract_class_declaration",
+    "interface_declaration",
+    "enum_declaration",
+}
+# `namespace N {}` is an `internal_module` inside an `expression_statement`.
+_TS_CONTAINERS = frozenset({"internal_module", "module"})
+TYPESCRIPT = LanguageSpec(
+    "typescript",
+    "tree_sitter_typescript",
+    "language_typescript",
+    _TS_SYMBOLS,
+    _TS_CONTAINERS,
+    _C_COMMENTS,
+    frozenset({"export_statement", "expression_statement"}),
+)
+TSX = LanguageSpec(
+    "tsx",
+    "tree_sitter_typescript",
+    "language_tsx",
+    _TS_SYMBOLS,
+    _TS_CONTAINERS,
+    _C_COMMENTS,
+    frozenset({"export_statement", "expression_statement"}),
+)
+CSHARP = LanguageSpec(
+    "csharp",
+    "tree_sitter_c_sharp",
+    "language",
+    frozenset(
+        {
+            "class_declaration",
+            "struct_declaration",
+            "interface_declaration",
+            "record_declaration",
+            "enum_declaration",
+            "method_declaration",
+            "constructor_declaration",
+            "destructor_declaration",
+            "operator_declaration",
+            "local_function_statement",
+        }
+    ),
+    frozenset({"namespace_declaration", "file_scoped_namespace_declaration"}),
+    ("//", "/*", "*", "*/", "["),  # `[Obsolete]` attributes belong to what follows
+)
+GO = LanguageSpec(
+    "go",
+    "tree_sitter_go",
+    "language",
+    # a method's receiver type joins its heading path (`Circle > Area`, symbols.py)
+    frozenset({"function_declaration", "method_declaration", "type_spec"}),
+    frozenset(),
+    ("//", "/*", "*", "*/"),
+    frozenset({"type_declaration"}),
+)
+JAVA = LanguageSpec(
+    "java",
+    "tree_sitter_java",
+    "language",
+    frozenset(
+        {
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+            "annotation_type_declaration",
+            "method_declaration",
+            "constructor_declaration",
+        }
+    ),
+    frozenset(),
+    ("//", "/*", "*", "*/", "@"),  # `@Override` annotations belong to what follows
+)
+RUST = LanguageSpec(
+    "rust",
+    "tree_sitter_rust",
+    "language",
+    frozenset({"function_item", "struct_item", "enum_item", "union_item", "trait_item"}),
+    # `impl Stack<T> { fn push … }` and `mod util { … }`: methods read `Stack > push`
+    frozenset({"impl_item", "mod_item"}),
+    ("//", "/*", "*", "*/", "#["),  # `#[derive(…)]` attributes belong to what follows
+)
 
 # `.h` is read as C++: a C header parses as C++ too, and Unreal's headers are C++.
 BY_SUFFIX: dict[str, LanguageSpec] = {
     **dict.fromkeys((".c",), C),
     **dict.fromkeys((".h", ".hh", ".hpp", ".hxx", ".cc", ".cpp", ".cxx", ".inl", ".ipp"), CPP),
     **dict.fromkeys((".py", ".pyi"), PYTHON),
+    **dict.fromkeys((".js", ".jsx", ".mjs", ".cjs"), JAVASCRIPT),
+    **dict.fromkeys((".ts", ".mts", ".cts"), TYPESCRIPT),
+    **dict.fromkeys((".tsx",), TSX),
+    **dict.fromkeys((".cs",), CSHARP),
+    **dict.fromkeys((".go",), GO),
+    **dict.fromkeys((".java",), JAVA),
+    **dict.fromkeys((".rs",), RUST),
 }
-# Text files of a code tree read as line windows (no grammar here).
+LANGUAGES = (C, CPP, PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, CSHARP, GO, JAVA, RUST)
+# Text files of a code tree read as line windows (no grammar here). `.build.cs` is Unreal's
+# module rules: C#, but listed so the walk keeps it whatever the grammar table says.
 PLAIN_SUFFIXES = (
-    ".cs", ".go", ".java", ".rs", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".kt", ".swift",
-    ".m", ".mm", ".lua", ".sh", ".cmake", ".ini", ".toml", ".yaml", ".yml", ".json", ".txt",
-    ".md", ".rst", ".usf", ".ush", ".hlsl", ".glsl", ".build.cs", ".uplugin", ".uproject",
+    ".kt", ".swift", ".m", ".mm", ".lua", ".sh", ".cmake", ".ini", ".toml", ".yaml", ".yml",
+    ".json", ".txt", ".md", ".rst", ".usf", ".ush", ".hlsl", ".glsl", ".build.cs", ".uplugin",
+    ".uproject",
 )  # fmt: skip
 CODE_SUFFIXES = tuple(sorted(set(BY_SUFFIX) | set(PLAIN_SUFFIXES)))
 
@@ -87,11 +202,15 @@ def parser_for(spec: LanguageSpec) -> Any | None:
 # `class MYGAME_API AMyActor : public AActor` would read as a class named `MYGAME_API`. They
 # are blanked with spaces of the same length before parsing (byte offsets and lines stay), and
 # kept in the units' text, where `UFUNCTION(BlueprintCallable)` is worth finding.
+# Also blanked: `DECLARE_*(…);` delegate/log/stat macros at file level (a `Type*, Name` argument
+# list is no C++ either) and the inlining and deprecation words in front of a function.
 _UNREAL_MACRO = re.compile(
     rb"\b(?:UCLASS|USTRUCT|UENUM|UINTERFACE|UFUNCTION|UPROPERTY|UDELEGATE|UMETA|UPARAM"
-    rb"|GENERATED_BODY|GENERATED_UCLASS_BODY|GENERATED_USTRUCT_BODY|GENERATED_IINTERFACE_BODY)"
-    rb"\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+    rb"|GENERATED_BODY|GENERATED_UCLASS_BODY|GENERATED_USTRUCT_BODY|GENERATED_IINTERFACE_BODY"
+    rb"|UE_DEPRECATED|DECLARE_[A-Za-z0-9_]+)"
+    rb"\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:[ \t]*;)?"
     rb"|\b[A-Z][A-Z0-9_]*_API\b"
+    rb"|\b(?:FORCEINLINE|FORCENOINLINE|FORCEINLINE_DEBUGGABLE|UE_NODISCARD)\b"
 )
 UNREAL_LINE = re.compile(r"^\s*U(?:CLASS|STRUCT|ENUM|INTERFACE|FUNCTION|PROPERTY|DELEGATE)\s*\(")
 

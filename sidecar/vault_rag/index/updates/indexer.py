@@ -1,0 +1,458 @@
+"""Incremental indexing: scan → plan → chunk (BM25-searchable at once) → embed (dense joins later).
+
+Crash safety comes from ordering, not from a distributed transaction:
+1. the lexical index is written before the manifest, the vector store before a chunk is marked
+   embedded, so the manifest never claims what the projections lack;
+2. ids made stale by a change are deleted from the projections only after the manifest commit;
+3. `reconcile` (at the start of every run) deletes projection entries the manifest does not know
+   and re-queues chunks the store lost. A `kill -9` at any point is finished by the next run.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.pipeline import chunk_options as default_chunk_options
+from vault_rag.chunking.pipeline import pipeline_signature
+from vault_rag.chunking.types import Chunk
+from vault_rag.index.lock import WriterLock
+from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
+from vault_rag.index.note_file import read_note_file
+from vault_rag.index.snapshot_build import refresh_snapshot
+from vault_rag.index.stores.base import StoreUnavailableError
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.sources.markdown import MarkdownKind
+from vault_rag.sources.registry import SourceRegistry, source_registry
+from vault_rag.vault.links import NoteIndex, parse_link
+from vault_rag.vault.listing import Skip, VaultListing
+from vault_rag.vault.paths import UnsafePathError
+from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored
+from vault_rag.vault.types import ResolvedNote
+
+MISSING_PREFIX = "missing:"
+log = logging.getLogger(__name__)
+
+
+def _some(paths: list[str], n: int = 5) -> str:
+    more = f" and {len(paths) - n} more" if len(paths) > n else ""
+    return ", ".join(paths[:n]) + more
+
+
+@dataclass
+class IndexSummary:
+    notes_seen: int = 0
+    notes_changed: int = 0  # new or edited on disk
+    notes_reindexed: int = 0  # changed + their embedders
+    notes_deleted: int = 0
+    notes_renamed: int = 0
+    chunks_embedded: int = 0  # sent to the model
+    chunks_reused: int = 0  # vector taken from the cache by content hash
+    chunks_pending: int = 0  # still waiting for a vector (interrupted or limited run)
+    seconds: float = 0.0
+    warnings: int = 0
+    deleted_why: str = ""  # e.g. " (excluded 3, posted with no file 2)": see ScanResult
+
+    def line(self) -> str:
+        return (
+            f"notes seen {self.notes_seen} / changed {self.notes_changed} / "
+            f"deleted {self.notes_deleted}{self.deleted_why} / renamed {self.notes_renamed}; "
+            f"chunks embedded {self.chunks_embedded} / reused {self.chunks_reused}"
+            + (f" / pending {self.chunks_pending}" if self.chunks_pending else "")
+            + f"; {self.seconds:.1f} s"
+        )
+
+
+@dataclass
+class Progress:
+    """Callbacks for a progress display; all optional."""
+
+    on_phase: Callable[[str, int], None] = lambda phase, total: None
+    on_advance: Callable[[int], None] = lambda n: None
+
+
+@dataclass
+class ScanResult:
+    seen: list[str] = field(default_factory=list)
+    changed: dict[str, NoteRecord] = field(default_factory=dict)  # new or edited
+    touched: list[NoteRecord] = field(default_factory=list)  # same bytes, new stat
+    deleted: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # old → new
+    # Of `deleted`, the notes whose file is still there but now ignored or excluded, and the
+    # notes that were posted (`PUT /v1/notes`) while no file existed (an older sidecar kept
+    # them until a restart): said apart, so a start-up never just reports "deleted 527".
+    excluded: list[str] = field(default_factory=list)
+    posted_gone: list[str] = field(default_factory=list)
+
+    def deleted_why(self) -> str:
+        parts = [f"excluded {len(self.excluded)}"] if self.excluded else []
+        if self.posted_gone:
+            parts.append(f"posted with no file {len(self.posted_gone)}")
+        return f" ({', '.join(parts)})" if parts else ""
+
+    def detect_renames(self, known: dict[str, NoteRecord]) -> None:
+        """A deleted note whose bytes reappear under a new path is a rename. The vector cache
+        makes re-keying free either way; this keeps the summaries honest."""
+        by_hash = {r.file_hash: p for p, r in self.changed.items() if p not in known}
+        for old in self.deleted:
+            new = by_hash.get(known[old].file_hash)
+            if new:
+                self.renamed[old] = new
+
+
+def dependents_of(manifest: Manifest, changed: Iterable[str], deleted: Iterable[str]) -> set[str]:
+    """Notes whose resolved text includes a changed or deleted note, or waits for a new one."""
+    changed, deleted = set(changed), set(deleted)
+    found = manifest.dependents(changed | deleted)
+    found |= manifest.dependents(missing_key(p) for p in changed)
+    return found - changed - deleted
+
+
+def missing_key(link_text: str) -> str:
+    """Dependency key for an embed target that did not exist, so creating it re-indexes its
+    embedders. Keyed by the note-name part, NFC and lower-cased, as links resolve."""
+    name = link_text.split("|", 1)[0].split("#", 1)[0].strip().rsplit("/", 1)[-1]
+    name = name[:-3] if name.lower().endswith(".md") else name
+    return MISSING_PREFIX + unicodedata.normalize("NFC", name).casefold()
+
+
+class Indexer:
+    def __init__(
+        self,
+        index: VaultIndex,
+        *,
+        ignores: Iterable[str] = DEFAULT_IGNORES,
+        chunk_options: ChunkOptions | None = None,
+        batch_size: int = 32,
+        sources: SourceRegistry | None = None,
+        skip_path: Callable[[str, bool], str | None] | None = None,
+    ) -> None:
+        self.index = index
+        self.skip_path = skip_path  # a source's own rules (`VaultListing.skip`)
+        self.ignores = tuple(ignores)
+        # The kinds of file indexed (`sources/registry.py`); default: every known kind.
+        self.sources = sources or source_registry()
+        # Default: the units the product ships (settings' defaults, in the model's tokens).
+        self.chunk_options = chunk_options or default_chunk_options(None, index.provider)
+        self.batch_size = batch_size
+        self.lock = WriterLock(index.data_dir)
+        self.store_synced = False  # the store-side reconcile has run since this object began
+        self.store_marked = False  # ... or was skipped: the manifest's sync marker still held
+
+    # -- the whole run --------------------------------------------------------------------
+    def run(self, progress: Progress | None = None, embed_limit: int | None = None) -> IndexSummary:
+        progress = progress or Progress()
+        started = time.monotonic()
+        with self.lock:
+            self.index.check_model()
+            self.index.claim_model()
+            self.reconcile()
+            signature = pipeline_signature(self.chunk_options)
+            scan = self.scan(force=self.index.manifest.get_meta("pipeline") != signature)
+            summary = IndexSummary(
+                deleted_why=scan.deleted_why(),
+                notes_seen=len(scan.seen),
+                notes_changed=len(scan.changed),
+                notes_deleted=len(scan.deleted) - len(scan.renamed),
+                notes_renamed=len(scan.renamed),
+            )
+            for record in scan.touched:
+                self.index.manifest.touch_note(record)
+            summary.notes_reindexed = self.apply(scan, progress)
+            # Chunked with this pipeline: recorded now, so a run that stops while embedding
+            # (store down, Ctrl-C) does not re-chunk every note next time.
+            self.index.manifest.set_meta("pipeline", signature)
+            embedded, reused = self.embed_pending(progress, limit=embed_limit)
+            summary.chunks_embedded, summary.chunks_reused = embedded, reused
+            counts = self.index.manifest.counts()
+            summary.chunks_pending = counts["pending"]
+            summary.warnings = counts["warnings"]
+            changed = summary.notes_reindexed or summary.notes_deleted or embedded or reused
+            if not summary.chunks_pending and (changed or self._vectors_left_over(counts)):
+                # (a no-op run skips it: ~0.9 s at 72k units; leftovers of an interrupted
+                # run are caught by the count check)
+                self.index.manifest.prune_vectors()
+            # The BM25 state saved for the next process (a first search then loads it instead
+            # of building from every row); nothing to do when the saved one is current.
+            self.index.lexical.persist()
+            if self.store_synced and (changed or not self.store_marked):
+                self.index.mark_store_in_sync()  # the next run with nothing to do skips it
+            # For the next process that only searches; nothing to do when current.
+            refresh_snapshot(self.index)
+        summary.seconds = time.monotonic() - started
+        self.index.manifest.set_meta("last_run", summary.line())
+        return summary
+
+    def _vectors_left_over(self, counts: dict[str, int]) -> bool:
+        cached = self.index.manifest.db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+        return int(cached) > counts["chunks"]
+
+    # -- 1. make the projections agree with the manifest -------------------------------------
+    def reconcile(self) -> None:
+        manifest, lexical = self.index.manifest, self.index.lexical
+        known = manifest.chunk_ids()
+        lexical_ids = lexical.ids()
+        lexical.delete(sorted(lexical_ids - known))
+        missing = known - lexical_ids
+        if missing:
+            lexical.upsert(_lexical_items(manifest.chunks(missing).values()))
+        if not self._store_still_in_sync(known):
+            self.store_marked = False
+            self.reconcile_store()
+
+    def _store_still_in_sync(self, known: set[str] | None = None) -> bool:
+        """Unchanged since a run found store and manifest in agreement: no need to read every
+        id back (at 72k units ~0.8 s, plus opening Chroma when nothing else needs it)."""
+        if not self.index.store_in_sync(known):
+            return False
+        self.store_synced, self.index.store_error = True, None
+        self.store_marked = True
+        return True
+
+    def reconcile_store(self) -> bool:
+        """The vector-store half of `reconcile`. A store that cannot be reached is left for
+        later (`embed_pending` retries first): chunking and BM25 go on without it."""
+        manifest, store = self.index.manifest, self.index.store
+        try:
+            known = manifest.chunk_ids()
+            stored = store.ids()
+            store.delete(sorted(stored - known))
+        except StoreUnavailableError as exc:
+            self._store_down(exc)
+            return False
+        lost = manifest.embedded_ids() - stored
+        if lost:
+            manifest.mark_embedded(lost, embedded=False)
+        self.store_synced, self.index.store_error = True, None
+        return True
+
+    def _store_down(self, exc: StoreUnavailableError) -> None:
+        log.warning("vector store: %s", exc)
+        self.store_synced, self.index.store_error = False, str(exc)
+
+    # -- 2. what changed on disk ---------------------------------------------------------
+    def scan(self, force: bool = False, paths: list[str] | None = None) -> ScanResult:
+        """Stat every note; `force` (the chunking pipeline changed) treats every note as changed.
+        `paths`: the vault's note paths when the caller has just listed them."""
+        root = self.index.vault_root
+        known = self.index.manifest.notes()
+        if paths is None:
+            listing = VaultListing(root, self.ignores, self.sources.suffixes, self.skip_path)
+            paths = listing.paths()
+            self.note_skipped(listing.skipped)
+        seen = paths
+        result = ScanResult(seen=seen)
+        for rel in result.seen:
+            try:
+                file = read_note_file(root, rel, known.get(rel), walked=True)
+            except (OSError, UnsafePathError):
+                continue  # vanished or still being written: the next run looks again
+            if file.same and not force:
+                if file.record is not known.get(rel):
+                    result.touched.append(file.record)
+            else:
+                result.changed[rel] = file.record
+        present = set(result.seen)
+        result.deleted = sorted(p for p in known if p not in present)
+        result.detect_renames(known)
+        self._explain_deleted(result, known)
+        return result
+
+    def note_skipped(self, skipped: dict[str, Skip]) -> None:
+        """Record the files a listing left out, when they differ from those recorded (a
+        warning in the log for each new one; every other note is indexed)."""
+        manifest = self.index.manifest
+        wanted = {path: (skip.code, skip.why) for path, skip in skipped.items()}
+        recorded = manifest.skipped_files()
+        if wanted == recorded:
+            return
+        for path, (code, why) in wanted.items():
+            if path not in recorded:
+                log.warning("skipped %r (%s): %s", path, code, why)
+        manifest.replace_skipped_files(wanted)
+
+    def _explain_deleted(self, result: ScanResult, known: dict[str, NoteRecord]) -> None:
+        root = self.index.vault_root
+        for rel in result.deleted:
+            if is_ignored(rel, self.ignores):
+                result.excluded.append(rel)
+            elif known[rel].file_hash.startswith(POSTED_PREFIX):
+                result.posted_gone.append(rel)
+        on_disk = [p for p in result.excluded if (root / p).is_file()]
+        if on_disk:
+            log.warning(
+                "%d note(s) left the index: an excluded folder or ignore pattern covers them "
+                "now (%s)",
+                len(on_disk),
+                _some(on_disk),
+            )
+        if result.posted_gone:
+            log.warning(
+                "%d note(s) posted while no file existed at their path left the index, the "
+                "vault being the source of truth (%s); a post for a path without a file is "
+                "now refused with 404 no_file",
+                len(result.posted_gone),
+                _some(result.posted_gone),
+            )
+
+    # -- 3. chunk and record -----------------------------------------------------------------
+    def apply(
+        self, scan: ScanResult, progress: Progress, note_index: NoteIndex | None = None
+    ) -> int:
+        """`note_index`: link resolution over `scan.seen`, when the caller keeps one."""
+        manifest = self.index.manifest
+        dependents = dependents_of(manifest, scan.changed, scan.deleted)
+        # Before anything they embed is recorded as changed: a crash after that point must
+        # still leave the embedders to re-index (their stat alone would say "unchanged").
+        manifest.mark_stale(dependents)
+        for path in scan.deleted:
+            self._drop(manifest.delete_note(path))
+        todo = sorted(set(scan.changed) | dependents)
+        # Directly changed notes first: they are what the user is looking at.
+        todo.sort(key=lambda p: p not in scan.changed)
+        progress.on_phase("chunking", len(todo))
+        note_index = note_index or NoteIndex(scan.seen)
+        for rel in todo:
+            record = scan.changed.get(rel)
+            if record is None:
+                try:  # an embedder: its own bytes did not change, record its real stat
+                    record = read_note_file(self.index.vault_root, rel).record
+                except (OSError, UnsafePathError):
+                    continue  # gone or being written: stays stale for the next batch or scan
+            self.index_note(rel, record, note_index, priority=int(rel in scan.changed))
+            progress.on_advance(1)
+        return len(todo)
+
+    def reindex_dependents(
+        self, changed: Iterable[str], note_index: NoteIndex, skip: Iterable[str] = ()
+    ) -> None:
+        """Re-resolve from disk the notes that embed `changed` notes recorded outside `apply`
+        (posted notes); the caller marked them stale before recording the change."""
+        for rel in sorted(dependents_of(self.index.manifest, changed, []) - set(skip)):
+            try:
+                record = read_note_file(self.index.vault_root, rel).record
+            except (OSError, UnsafePathError):
+                continue  # stays stale: the next disk batch or start-up scan re-reads it
+            self.index_note(rel, record, note_index, priority=0)
+
+    def index_note(
+        self, rel: str, record: NoteRecord, note_index: NoteIndex, priority: int
+    ) -> None:
+        kind = self.sources.kind_for(rel) or MarkdownKind()
+        result = kind.units(self.index.vault_root, rel, note_index, self.chunk_options)
+        self.record_note(result.note, result.chunks, record, note_index, priority)
+
+    def record_note(
+        self,
+        note: ResolvedNote,
+        chunks: list[Chunk],
+        record: NoteRecord,
+        note_index: NoteIndex,
+        priority: int = 0,
+    ) -> None:
+        """Store one resolved note's chunks: read from disk here, or posted by the plugin
+        (`index/updates/sync.py`, already resolved with Obsidian's metadata)."""
+        deps, warnings = note_dependencies(note, note_index)
+        self.index.lexical.upsert(_lexical_items(chunks))
+        gone = self.index.manifest.replace_note(record, chunks, deps, warnings, priority)
+        self._drop(gone)
+
+    def _drop(self, ids: list[str]) -> None:
+        if ids:
+            self.index.lexical.delete(ids)
+            try:
+                self.index.store.delete(ids)
+            except StoreUnavailableError as exc:
+                # The manifest no longer has them (search skips them); the store-side
+                # reconcile deletes them once the store answers again.
+                self._store_down(exc)
+
+    # -- 4. vectors ------------------------------------------------------------------------
+    def embed_pending(self, progress: Progress, limit: int | None = None) -> tuple[int, int]:
+        """Give every pending chunk a vector: from the cache when its content hash is known,
+        else from the model. Returns (embedded by the model, reused)."""
+        manifest, provider = self.index.manifest, self.index.provider
+        # (The sidecar's writer may get here before its start-up reconcile: the marker first.)
+        if not self.store_synced and not (self._store_still_in_sync() or self.reconcile_store()):
+            raise StoreUnavailableError(self.index.store_error or "the vector store is down")
+        total = manifest.counts()["pending"]
+        if limit is not None:
+            total = min(total, limit)
+        progress.on_phase("embedding", total)
+        embedded = reused = done = 0
+        started = time.monotonic()
+        while done < total:
+            batch = manifest.pending(min(self.batch_size, total - done))
+            if not batch:
+                break
+            vectors = manifest.cached_vectors(p.content_hash for p in batch)
+            todo: dict[str, str] = {}
+            for p in batch:
+                if p.content_hash not in vectors:
+                    todo.setdefault(p.content_hash, p.chunk.embed_text)
+            if todo:
+                fresh = provider.embed_documents(list(todo.values()))
+                new = dict(zip(todo.keys(), fresh, strict=True))
+                manifest.cache_vectors(new)
+                vectors.update(new)
+            embedded += len(todo)
+            reused += len(batch) - len(todo)
+            try:
+                self.index.store.upsert(
+                    [p.id for p in batch],
+                    [vectors[p.content_hash] for p in batch],
+                    [p.chunk.text for p in batch],
+                    [store_metadata(p.chunk) for p in batch],
+                )
+            except StoreUnavailableError as exc:
+                # The vectors are cached by content hash and the chunks stay pending: nothing
+                # is lost, the next attempt re-sends them without calling the model.
+                self._store_down(exc)
+                raise
+            manifest.mark_embedded(p.id for p in batch)
+            done += len(batch)
+            progress.on_advance(len(batch))
+            if embedded:
+                # Measured rate, for `vault-rag status`'s estimate of the time left.
+                manifest.set_meta("embed_rate", f"{embedded / (time.monotonic() - started):.3f}")
+        return embedded, reused
+
+
+def note_dependencies(
+    note: ResolvedNote, note_index: NoteIndex
+) -> tuple[list[str], list[tuple[str, str, str | None, int | None]]]:
+    """(dependency keys, warning rows) of a resolved note, as the manifest stores them."""
+    deps = list(note.dependencies)
+    warnings = []
+    for w in note.warnings:
+        warnings.append((w.code, w.message, w.target, w.line))
+        if w.code == "missing_note" and w.target:
+            deps.append(missing_key(w.target))
+        elif w.code in ("missing_heading", "missing_block") and w.target:
+            # The note exists but not the part: depend on it, so adding the heading later
+            # re-resolves this note.
+            found = note_index.resolve(parse_link(w.target)[0], note.path)
+            if found:
+                deps.append(found)
+    return deps, warnings
+
+
+def store_metadata(chunk: Chunk) -> dict[str, object]:
+    return {
+        "note_path": chunk.note_path,
+        "origin": chunk.origin,
+        "anchor": chunk.anchor,
+        "hierarchy_path": chunk.hierarchy_path,
+        "line_start": chunk.line_start,
+        "line_end": chunk.line_end,
+        "tags": list(chunk.tags),
+        "content_hash": chunk.content_hash,
+    }
+
+
+def _lexical_items(chunks: Iterable[Chunk]) -> list[tuple[str, str, dict[str, object]]]:
+    return [(c.id, c.embed_text, {"note_path": c.note_path, "tags": list(c.tags)}) for c in chunks]
