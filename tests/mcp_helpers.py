@@ -68,7 +68,11 @@ def build_vault(root: Path) -> tuple[Path, Path]:
 
 
 def indexed_notes(vault: Path) -> set[str]:
-    notes = {p.relative_to(vault).as_posix() for p in vault.rglob("*.md")}
+    notes = {
+        p.relative_to(vault).as_posix()
+        for suffix in ("*.md", "*.pdf", "*.canvas")  # the sample vault has a PDF and a canvas
+        for p in vault.rglob(suffix)
+    }
     return {n for n in notes if not n.startswith("Private/")}
 
 

@@ -68,7 +68,25 @@ def write_pdf(
 
 
 def _cjk_lines(text: str, per_line: int) -> list[str]:
-    return [text[i : i + per_line] for i in range(0, len(text), per_line)]
+    """`per_line` characters a line, as CJK text wraps anywhere; a Latin word (`Perforce`,
+    `binary+l`) is not cut: the line ends before it, as a typesetter would."""
+    lines: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(start + per_line, len(text))
+        if end < len(text) and _in_word(text, end):
+            word = end
+            while word > start and _in_word(text, word):
+                word -= 1
+            end = word if word > start else end
+        lines.append(text[start:end])
+        start = end
+    return lines
+
+
+def _in_word(text: str, i: int) -> bool:
+    """Whether a break before text[i] would cut a run of ASCII non-space characters."""
+    return i > 0 and all(c.isascii() and not c.isspace() for c in (text[i - 1], text[i]))
 
 
 def write_image_only_pdf(path: Path, pages: int = 2) -> Path:

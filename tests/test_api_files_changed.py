@@ -48,3 +48,47 @@ def test_a_changed_pdf_is_read_from_the_vault_and_cited_to_its_page(live, client
     assert gone["results"] == [{"path": "Field guide.pdf", "status": "deleted"}]
     after = client.post("/v1/search", json={"query": "axolotls regrow limbs gills"}).json()
     assert all(r["note_path"] != "Field guide.pdf" for r in after["results"])
+
+
+BOARD = {
+    "nodes": [
+        {"id": "g", "type": "group", "x": 0, "y": 0, "width": 500, "height": 300, "label": "Pond"},
+        {"id": "t", "type": "text", "x": 10, "y": 10, "width": 200, "height": 100,
+         "text": "Newts\nNewts lay their eggs one by one on water plants."},
+    ],
+    "edges": [],
+}  # fmt: skip
+
+
+def test_a_renamed_pdf_a_canvas_and_an_excluded_folder(live, client) -> None:
+    """What the plugin sends (issue 25): a rename as both paths (the old one is gone, the new one
+    is read), a canvas by its path; a file under an excluded folder is left out."""
+    import json
+
+    vault = Path(live.state.index.vault_root)
+    write_pdf(
+        vault / "Inbox.pdf", [("Salamanders", ["Fire salamanders carry bright warning colours."])]
+    )
+    assert client.post("/v1/notes/changed", json={"paths": ["Inbox.pdf"]}).json()["indexed"] == 1
+    (vault / "Papers").mkdir()
+    (vault / "Inbox.pdf").rename(vault / "Papers" / "Salamanders.pdf")
+    moved = client.post(
+        "/v1/notes/changed", json={"paths": ["Inbox.pdf", "Papers/Salamanders.pdf"]}
+    )
+    assert [r["status"] for r in moved.json()["results"]] == ["deleted", "indexed"]
+    notes = live.state.index.manifest.notes()
+    assert "Inbox.pdf" not in notes and "Papers/Salamanders.pdf" in notes
+
+    (vault / "Pond.canvas").write_text(json.dumps(BOARD), encoding="utf-8")
+    board = client.post("/v1/notes/changed", json={"paths": ["Pond.canvas"]}).json()
+    assert board["results"] == [{"path": "Pond.canvas", "status": "indexed"}]
+    units = live.state.index.manifest.note_chunks("Pond.canvas")
+    assert [u.hierarchy_path for u in units] == ["Pond > Newts"]
+
+    excluded = client.put("/v1/settings/exclude", json={"exclude": ["Private"]})
+    assert excluded.status_code == 200, excluded.text
+    (vault / "Private").mkdir()
+    write_pdf(vault / "Private" / "Diary.pdf", [(None, ["Private thoughts about newts."])])
+    hidden = client.post("/v1/notes/changed", json={"paths": ["Private/Diary.pdf"]}).json()
+    assert hidden["results"] == [{"path": "Private/Diary.pdf", "status": "ignored"}]
+    assert live.state.index.manifest.note("Private/Diary.pdf") is None

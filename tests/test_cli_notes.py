@@ -66,6 +66,12 @@ def test_demo_runs_as_a_new_user_would(tmp_path):
         timeout=900,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "notes seen 24 / changed 24" in proc.stdout
+    assert "notes seen 26 / changed 26" in proc.stdout  # 24 notes, a PDF and a canvas
     assert "UObject 与 GC" in proc.stdout  # the note that answers the demo question
     assert "missing_heading" in proc.stderr
+    # The second question is answered by page 2 of the PDF: cited with its page, searched and
+    # quoted in the answer's sources.
+    pdf_cite = "[[Tools/Perforce Handbook.pdf#page=2]]"
+    assert proc.stdout.count(pdf_cite) >= 2, proc.stdout
+    assert "page 2" in proc.stdout
+    assert "binary+l" in proc.stdout  # the extractive answer quotes the page's text

@@ -129,3 +129,19 @@ def test_doctor_repair_refills_a_deleted_store(indexed, lost):
     assert found.returncode == 1, found.stdout + found.stderr
     assert "emptied or deleted" in found.stdout.replace("\n", " ")
     assert_repaired(env, vault, data, before, fake)
+    # The sample vault's PDF and canvas are refilled like the notes (issue 25).
+    import json
+
+    pdf = run_cli(
+        env, "search", "Perforce 独占签出 binary+l", *where(vault, data), "--in-process", "--json"
+    )
+    assert pdf.returncode == 0, pdf.stderr
+    hits = json.loads(pdf.stdout)["results"]
+    page = next(h for h in hits if h["note_path"] == "Tools/Perforce Handbook.pdf")
+    assert (page["kind"], page["page"]) == ("pdf", 2)
+    board = run_cli(
+        env, "search", "搁置 变更列表 审查频道", *where(vault, data), "--in-process", "--json"
+    )
+    assert any(
+        h["note_path"] == "Tools/Submit Flow.canvas" for h in json.loads(board.stdout)["results"]
+    )

@@ -163,3 +163,46 @@ def test_pdfs_are_left_out_when_the_kind_is_off(tmp_path: Path, mixed_vault: Pat
         assert set(index.manifest.notes()) == {"Note.md"}
     finally:
         index.close()
+
+
+def test_the_start_up_scan_follows_pdfs_and_canvases_moved_excluded_or_changed_while_down(
+    tmp_path: Path, mixed_vault: Path
+) -> None:
+    """What the server's start-up scan (an `Indexer` run) finds after changes made while it was
+    down: a PDF and a canvas moved keep their vectors (nothing embedded again), a PDF in an
+    excluded folder leaves the index, and an edited canvas is read again."""
+    import json
+
+    from vault_rag.vault.exclusions import Exclusions
+
+    board = {
+        "nodes": [
+            {"id": "t", "type": "text", "x": 0, "y": 0, "width": 9, "height": 9,
+             "text": "Echidnas\nEchidnas lay eggs and eat ants."},
+        ],
+        "edges": [],
+    }  # fmt: skip
+    (mixed_vault / "Board.canvas").write_text(json.dumps(board), encoding="utf-8")
+    index = VaultIndex(mixed_vault, tmp_path / "data", HashProvider())
+    try:
+        Indexer(index).run()
+        assert {"Papers/Animals.pdf", "Board.canvas"} <= set(index.manifest.notes())
+        (mixed_vault / "Moved").mkdir()
+        (mixed_vault / "Papers/Animals.pdf").rename(mixed_vault / "Moved/Animals.pdf")
+        (mixed_vault / "Board.canvas").rename(mixed_vault / "Moved/Board.canvas")
+        moved = Indexer(index).run()
+        assert moved.notes_renamed == 2 and moved.chunks_embedded == 0
+        hits = hybrid_search(index, "cube-shaped droppings burrows", SearchOptions(k=3))
+        assert (hits[0].note_path, hits[0].page) == ("Moved/Animals.pdf", 2)
+
+        board["nodes"][0]["text"] = "Echidnas\nEchidnas have spines and no teeth."
+        (mixed_vault / "Moved/Board.canvas").write_text(json.dumps(board), encoding="utf-8")
+        private = Settings.model_construct(exclude=["Moved/Animals.pdf"])
+        ignores = Exclusions.load(private, tmp_path / "data").ignores()
+        excluded = Indexer(index, ignores=ignores).run()
+        assert excluded.notes_changed == 1 and excluded.notes_deleted == 1
+        assert index.manifest.note("Moved/Animals.pdf") is None
+        texts = [c.text for c in index.manifest.note_chunks("Moved/Board.canvas")]
+        assert any("spines" in t for t in texts) and not any("ants" in t for t in texts)
+    finally:
+        index.close()

@@ -167,6 +167,14 @@ def test_sample_vault_is_packaged(vault: Path, notes: dict[str, str]) -> None:
     assert {"Gameplay", "Rendering", "C++", "Daily"} <= folders
     assert "欢迎 Welcome.md" in notes
     assert not (vault / "README.md").exists(), "a README would be indexed as a note"
+    # A wheel carries the PDF and the canvas too (package data is listed by pattern).
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["vault_rag"]
+    packaged = {pat.removeprefix("sample_vault/**/*") for pat in patterns if "sample_vault" in pat}
+    shipped = {p.suffix for p in vault.rglob("*") if p.is_file()}
+    assert shipped == {".md", ".pdf", ".canvas"} and shipped <= packaged
 
 
 def test_notes_are_utf8_with_lf_endings(vault: Path) -> None:
@@ -323,3 +331,89 @@ def test_sample_questions_point_at_real_notes(notes: dict[str, str]) -> None:
     assert kinds.count("cross-lingual") >= 3
     texts = [q["question"] for q in questions]
     assert len(set(texts)) == len(texts)
+
+
+# -- the PDF and the canvas (issue 25) ----------------------------------------------------------
+SAMPLE_PDF = "Tools/Perforce Handbook.pdf"
+SAMPLE_CANVAS = "Tools/Submit Flow.canvas"
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def test_the_sample_pdf_is_what_its_script_writes(vault: Path) -> None:
+    """The committed PDF is scripts/sample_vault_pdf.py's output: every page holds exactly that
+    page's paragraphs (compared without white space: lines wrap), with an outline entry each.
+    Rebuilt byte for byte it is the same file (reportlab's invariant mode)."""
+    import importlib.util
+
+    import pypdfium2
+
+    spec = importlib.util.spec_from_file_location(
+        "sample_vault_pdf", Path(__file__).parent.parent / "scripts" / "sample_vault_pdf.py"
+    )
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    pdf = pypdfium2.PdfDocument(vault / SAMPLE_PDF)
+    try:
+        assert len(pdf) == len(script.PAGES)
+        for number, (_outline, paragraphs) in enumerate(script.PAGES):
+            text = pdf[number].get_textpage().get_text_range()
+            expected = "".join(p.removeprefix("# ") for p in paragraphs)
+            assert _squeeze(text) == _squeeze(expected), f"page {number + 1}"
+        titles = [item.get_title() for item in pdf.get_toc()]
+        assert titles == [outline for outline, _ in script.PAGES]
+    finally:
+        pdf.close()
+    assert (vault / SAMPLE_PDF).stat().st_size < 16_000  # tiny
+
+
+def test_the_sample_pdf_rebuilds_to_the_same_bytes(vault: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "again.pdf"
+    script = Path(__file__).parent.parent / "scripts" / "sample_vault_pdf.py"
+    subprocess.run([sys.executable, str(script), str(out)], check=True, capture_output=True)
+    assert out.read_bytes() == (vault / SAMPLE_PDF).read_bytes()
+
+
+def test_the_sample_canvas_follows_json_canvas_and_points_at_real_files(vault: Path) -> None:
+    import json
+
+    board = json.loads((vault / SAMPLE_CANVAS).read_text(encoding="utf-8"))
+    nodes = {n["id"]: n for n in board["nodes"]}
+    assert {n["type"] for n in nodes.values()} == {"group", "text", "file"}
+    for node in nodes.values():
+        assert {"id", "type", "x", "y", "width", "height"} <= set(node)
+        if node["type"] == "file":
+            assert (vault / node["file"]).is_file(), node["file"]
+    for edge in board["edges"]:
+        assert edge["fromNode"] in nodes and edge["toNode"] in nodes
+    assert any(nodes[e["toNode"]]["type"] == "file" for e in board["edges"])
+
+
+def test_the_sample_vault_cites_its_pdf_to_the_page(vault: Path, tmp_path: Path) -> None:
+    """Indexed with the defaults (md, pdf, canvas; hash embeddings, so BM25 decides): the demo's
+    PDF question finds page 2 of the PDF, and the canvas is indexed with its group labels."""
+    from vault_rag.cli.demo import DEMO_PDF_QUESTION
+    from vault_rag.embeddings.hashing import HashProvider
+    from vault_rag.index.updates.indexer import Indexer
+    from vault_rag.index.vault_index import VaultIndex
+    from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+    from vault_rag.settings import Settings
+    from vault_rag.sources.registry import source_registry
+
+    index = VaultIndex(vault, tmp_path / "data", HashProvider())
+    try:
+        summary = Indexer(index, sources=source_registry(Settings.model_construct())).run()
+        assert summary.notes_seen == len(list(vault.rglob("*.md"))) + 2
+        hits = hybrid_search(index, DEMO_PDF_QUESTION, SearchOptions(k=5))
+        pdf_hits = [h for h in hits if h.note_path == SAMPLE_PDF]
+        assert pdf_hits and (pdf_hits[0].page, pdf_hits[0].anchor) == (2, "page=2")
+        board = index.manifest.note_chunks(SAMPLE_CANVAS)
+        assert any(c.hierarchy_path.startswith("每天开始") for c in board)
+    finally:
+        index.close()

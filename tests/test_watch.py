@@ -75,6 +75,32 @@ def test_ignored_folders_globs_and_other_files_stay_ignored(watched):
     assert recorder.paths == {"Keep/note.md"}
 
 
+def test_pdfs_and_canvases_are_watched_when_their_kinds_are_indexed(tmp_path):
+    root = tmp_path / "vault"
+    root.mkdir()
+    recorder = Recorder()
+    watcher = VaultWatcher(
+        root, recorder, suffixes=(".md", ".pdf", ".canvas"), debounce=0.3, max_delay=10
+    )
+    watcher.start()
+    try:
+        (root / "Papers").mkdir()
+        (root / "Papers" / "a.pdf").write_bytes(b"%PDF-1.4\n")
+        (root / "Papers" / "B.PDF").write_bytes(b"%PDF-1.4\n")
+        (root / "board.canvas").write_text('{"nodes": []}')
+        (root / "image.png").write_bytes(b"\x89PNG")
+        settle(watcher, recorder, 1)
+        assert recorder.paths == {"Papers/a.pdf", "Papers/B.PDF", "board.canvas"}
+        first = len(recorder.batches)
+        (root / "Papers" / "a.pdf").rename(root / "a.pdf")
+        (root / "board.canvas").unlink()
+        settle(watcher, recorder, first + 1)
+        later = set().union(*(b[0] for b in recorder.batches[first:]))
+        assert {"Papers/a.pdf", "a.pdf", "board.canvas"} <= later
+    finally:
+        watcher.stop()
+
+
 def test_renames_report_both_paths_and_folder_moves_the_folders(watched):
     root, recorder, watcher = watched
     (root / "A").mkdir()
@@ -145,6 +171,36 @@ def test_create_edit_rename_delete_on_disk_follow_in_search(live):
     (vault / "Moved" / "Wombat.md").unlink()
     follows(live, "burrows claws", None, absent="Moved/Wombat.md")
     assert live.state.index.manifest.note("Moved/Wombat.md") is None
+
+
+def test_a_pdf_and_a_canvas_on_disk_follow_in_search(live):
+    """Issue 25: the watcher reads PDFs and canvases too (copied in, moved, deleted on disk)."""
+    import json
+
+    from pdf_fixtures import write_pdf
+
+    vault = live.state.index.vault_root
+    write_pdf(
+        vault / "Numbats.pdf",
+        [(None, ["Introduction."]), ("Diet", ["Numbats eat termites, twenty thousand a day."])],
+    )
+    follows(live, "numbats termites", "Numbats.pdf")
+    (vault / "Field").mkdir(exist_ok=True)
+    (vault / "Numbats.pdf").rename(vault / "Field" / "Numbats.pdf")
+    follows(live, "numbats termites", "Field/Numbats.pdf", absent="Numbats.pdf")
+    with httpx.Client(base_url=live.url, headers=live.auth, timeout=30) as client:
+        hits = client.post("/v1/search", json={"query": "numbats termites", "k": 3}).json()
+    top = next(h for h in hits["results"] if h["note_path"] == "Field/Numbats.pdf")
+    assert (top["kind"], top["page"], top["anchor"]) == ("pdf", 2, "page=2")
+
+    card = {"id": "t", "type": "text", "x": 0, "y": 0, "width": 9, "height": 9}
+    board = {"nodes": [{**card, "text": "Bilbies\nBilbies have long ears and dig spirals."}]}
+    (vault / "Zoo.canvas").write_text(json.dumps(board), encoding="utf-8")
+    follows(live, "bilbies spirals", "Zoo.canvas")
+    (vault / "Zoo.canvas").unlink()
+    (vault / "Field" / "Numbats.pdf").unlink()
+    follows(live, "bilbies spirals", None, absent="Zoo.canvas")
+    follows(live, "numbats termites", None, absent="Field/Numbats.pdf")
 
 
 def test_a_folder_moved_as_a_whole(live):

@@ -103,7 +103,7 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     services.attachStatusBar(this.addStatusBarItem(), (el, callback) => this.registerDomEvent(el, "click", callback));
     // After layout-ready: Obsidian's start-up indexing events are not edits; reconcile covers them.
     this.app.workspace.onLayoutReady(() => {
-      for (const ref of syncEvents(this.app, services.sync, services.embeds)) this.registerEvent(ref);
+      for (const ref of syncEvents(this.app, services.sync, services.embeds, services.files)) this.registerEvent(ref);
       services.start();
     });
   }

@@ -18,7 +18,7 @@ import { SidecarLogModal } from "./sidecar/logModal";
 import type { Launcher, SidecarSupervisor } from "./sidecar/supervisor";
 import { launchControls, StateListeners, supervisorFor } from "./sidecar/wiring";
 import { ConnectionNotices, describeStatus, StatusPoller } from "./status/poller";
-import { isExcluded, ObsidianEmbedIndex, obsidianNoteSource, type PersistedSync, SyncEngine } from "./sync";
+import { FileChangeQueue, isExcluded, ObsidianEmbedIndex, obsidianNoteSource, type PersistedSync, SyncEngine } from "./sync";
 import type { AskViewHost } from "./view/askView";
 
 const PLUGIN_NAME = "Vault RAG";
@@ -50,6 +50,8 @@ export interface ServicesHooks {
 export class Services {
   readonly client: SidecarClient;
   readonly sync: SyncEngine;
+  /** PDFs and canvases: their paths go to `POST /v1/notes/changed`, never their bytes. */
+  readonly files: FileChangeQueue;
   readonly embeds: ObsidianEmbedIndex;
   readonly poller: StatusPoller;
   readonly supervisor: SidecarSupervisor;
@@ -119,6 +121,7 @@ export class Services {
         void this.pushExcluded();
         void this.models.reconnected();
         this.sync.kick();
+        this.files.kick();
       },
     });
     const memoryKeys = new Map<string, string>();
@@ -155,6 +158,11 @@ export class Services {
         this.poller.setSyncPending(state.pending);
         this.schedulePersist();
       },
+    });
+    this.files = new FileChangeQueue(this.client, {
+      isExcluded: excluded,
+      onError: (error) => this.poller.report(error),
+      onDropped: (paths, error) => console.warn(`Vault RAG: the sidecar refused ${paths.join(", ")}:`, error),
     });
     this.viewHost = {
       client: this.client,
@@ -261,6 +269,7 @@ export class Services {
     for (const timer of [this.settingsTimer, this.persistTimer]) if (timer !== null) window.clearTimeout(timer);
     this.settingsTimer = this.persistTimer = null;
     this.sync.stop();
+    this.files.stop();
     this.poller.stop();
     void this.supervisor.stop(); // only a sidecar this plugin started
     void this.persistNow(); // what is still queued is sent after the next start

@@ -209,6 +209,13 @@ describe("SidecarClient: requests", () => {
     expect(JSON.parse(seen[5]?.body ?? "")).toEqual({ folder: "Answers" });
   });
 
+  it("names changed PDFs and canvases in POST /v1/notes/changed, never their bytes", async () => {
+    const { url, seen } = await serve((_req, _body, res) => json(res, 200, { results: [], indexed: 1, deleted: 1 }));
+    expect(await client(url).filesChanged(["Papers/A.pdf", "Boards/B.canvas"])).toEqual({ results: [], indexed: 1, deleted: 1 });
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual(["POST /v1/notes/changed"]);
+    expect(JSON.parse(seen[0]?.body ?? "")).toEqual({ paths: ["Papers/A.pdf", "Boards/B.canvas"] });
+  });
+
   it("reads the status counts", async () => {
     const { url, seen } = await serve((_req, _body, res) =>
       json(res, 200, {

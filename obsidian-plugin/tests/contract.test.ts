@@ -219,6 +219,7 @@ const CALLS: [string, (client: SidecarClient) => Promise<unknown>][] = [
   ["put notes", (c) => c.putNotes([{ path: "A.md", content: "---\na: 1\n---\nbody", embeds: ["B.md"], mtime: 1_700_000_000_123 }])],
   ["delete notes", (c) => c.deleteNotes(["A.md"])],
   ["rename notes", (c) => c.renameNotes([{ oldPath: "A.md", newPath: "Folder/A.md" }])],
+  ["files changed", (c) => c.filesChanged(["Papers/A.pdf", "Boards/B.canvas"])],
   ["hashes", (c) => c.noteHashes()],
   ["search", (c) => c.search("材质", 5)],
   ["related", (c) => c.related("Rendering/Lumen.md", 5)],

@@ -298,6 +298,7 @@ describe("VaultRagPlugin", () => {
 
   it("on layout-ready follows vault events, polls the status and reconciles with the sidecar", async () => {
     const puts: NotePayload[][] = [];
+    const changed: unknown[] = [];
     const seen: string[] = [];
     const aHash = await sha256Hex((await buildExpected(vault, "A.md")).content);
     const server = createServer((req, res) => {
@@ -312,6 +313,9 @@ describe("VaultRagPlugin", () => {
         else if (req.url === "/v1/notes" && req.method === "PUT") {
           puts.push((JSON.parse(body) as { notes: NotePayload[] }).notes);
           res.end("{}");
+        } else if (req.url === "/v1/notes/changed") {
+          changed.push(JSON.parse(body));
+          res.end(JSON.stringify({ results: [], indexed: 1, deleted: 0 }));
         } else res.end("{}");
       });
     });
@@ -327,10 +331,12 @@ describe("VaultRagPlugin", () => {
       "metadataCache:changed",
       "metadataCache:deleted",
       "metadataCache:resolve",
+      "vault:create",
       "vault:delete",
+      "vault:modify",
       "vault:rename",
     ]);
-    expect(fake.events).toHaveLength(5);
+    expect(fake.events).toHaveLength(9); // 5 for notes, 4 for PDFs and canvases
 
     await vi.waitFor(() => expect(puts.length).toBeGreaterThan(0), { timeout: 15_000 }); // a loaded CI box
     // A.md is current on the sidecar; the other notes are posted, resolved; Old.md is deleted.
@@ -342,6 +348,10 @@ describe("VaultRagPlugin", () => {
       timeout: 15_000,
     });
     expect(shim.Notice.shown).toEqual([]);
+    // A PDF saved into the vault: its path goes to POST /v1/notes/changed (never its bytes).
+    const pdf = new (shim.TFile as unknown as new (path: string) => shim.TFile)("Papers/Manual.pdf");
+    state.handlers.get("vault:modify")?.(pdf);
+    await vi.waitFor(() => expect(changed).toEqual([{ paths: ["Papers/Manual.pdf"] }]), { timeout: 15_000 });
   });
 
   /** A stand-in sidecar: counts requests by "METHOD path"; `put` answers each PUT /v1/notes;

@@ -37,3 +37,21 @@ describe("noteTarget", () => {
     expect(linkTarget("A/B#H")).toEqual({ linktext: "A/B#H", notePath: "A/B", line: null });
   });
 });
+
+describe("noteTarget for PDFs and canvases (issue 25)", () => {
+  it("opens a PDF citation at its page: `path.pdf#page=N` to openLinkText, no editor line", () => {
+    const target = noteTarget("Tools/Perforce Handbook.pdf", "page=2", 1);
+    expect(target).toEqual({ linktext: "Tools/Perforce Handbook.pdf#page=2", notePath: "Tools/Perforce Handbook.pdf", line: null });
+    expect(openCall(target)).toEqual({ linktext: "Tools/Perforce Handbook.pdf#page=2" });
+    expect(hoverCall(target)).toEqual({ linktext: "Tools/Perforce Handbook.pdf#page=2" });
+    expect(noteTarget("Papers/A.PDF", "page=13", 40).linktext).toBe("Papers/A.PDF#page=13");
+  });
+
+  it("a PDF passage under an outline heading still opens at its page; a canvas opens as the board", () => {
+    // Only `page=N` is kept as written; `=` in a Markdown heading is no link breaker either.
+    expect(noteTarget("Notes/Eq.md", "a=b", 3).linktext).toBe("Notes/Eq#a=b");
+    const board = noteTarget("Tools/Submit Flow.canvas", "", 1);
+    expect(board).toEqual({ linktext: "Tools/Submit Flow.canvas", notePath: "Tools/Submit Flow.canvas", line: null });
+    expect(openCall(board)).toEqual({ linktext: "Tools/Submit Flow.canvas" });
+  });
+});

@@ -21,6 +21,7 @@ export const ROUTES = {
   notes: "/v1/notes",
   rename: "/v1/notes/rename",
   hashes: "/v1/notes/hashes",
+  changed: "/v1/notes/changed",
   search: "/v1/search",
   related: "/v1/related",
   ask: "/v1/ask",

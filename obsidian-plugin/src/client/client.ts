@@ -138,6 +138,12 @@ export class SidecarClient {
     return record(await this.json("POST", ROUTES.rename, body, { timeoutMs: WRITE_TIMEOUT_MS, ...options }));
   }
 
+  /** `POST /v1/notes/changed`: files the sidecar reads itself (PDFs, canvases) were created,
+   * modified, renamed or deleted; it reads each path from the vault. Never their bytes. */
+  async filesChanged(paths: string[], options: RequestOptions = {}): Promise<Record<string, unknown>> {
+    return record(await this.json("POST", ROUTES.changed, { paths }, { timeoutMs: WRITE_TIMEOUT_MS, ...options }));
+  }
+
   /** `PUT /v1/settings/exclude`: the sidecar keeps these folders out of its index (its scan,
    * watcher and note routes) and removes the notes they cover before it answers. */
   async setExcluded(folders: string[], options: RequestOptions = {}): Promise<Record<string, unknown>> {

@@ -1,5 +1,6 @@
 export { buildNotePayload, isExcluded, isNotePath, noteContent, sha256Hex } from "./content";
 export { EmbedIndex, type EmbedEdges } from "./embedIndex";
+export { FileChangeQueue, isSidecarReadPath } from "./files";
 export { SyncEngine } from "./engine";
 export { embedEdges, ObsidianEmbedIndex, obsidianNoteSource, syncEvents } from "./obsidian";
 export { parsePersistedSync } from "./persist";

@@ -10,6 +10,7 @@ import { obsidianVault } from "../resolver/obsidian";
 import { buildNotePayload, isNotePath, sha256Hex } from "./content";
 import { EmbedIndex, type EmbedEdges } from "./embedIndex";
 import type { NoteSource, SyncEngine } from "./engine";
+import { type FileChangeQueue, isSidecarReadPath } from "./files";
 import { Slicer, type YieldToUi } from "./slicer";
 
 function noteFile(app: App, path: string): TFile | null {
@@ -95,11 +96,13 @@ export function obsidianNoteSource(
   };
 }
 
-/** The events sync follows; the returned refs go to `plugin.registerEvent`. */
-export function syncEvents(app: App, engine: SyncEngine, embeds: ObsidianEmbedIndex): EventRef[] {
+/** The events sync follows; the returned refs go to `plugin.registerEvent`. PDFs and canvases
+ * go to `files` (their paths only: the sidecar reads them). */
+export function syncEvents(app: App, engine: SyncEngine, embeds: ObsidianEmbedIndex, files?: FileChangeQueue): EventRef[] {
   const isNote = (file: TAbstractFile) => file instanceof TFile && isNotePath(file.path);
   return [
     ...embeds.events(),
+    ...(files === undefined ? [] : fileEvents(app, files)),
     app.metadataCache.on("changed", (file) => {
       if (isNotePath(file.path)) engine.noteChanged(file.path);
     }),
@@ -115,6 +118,26 @@ export function syncEvents(app: App, engine: SyncEngine, embeds: ObsidianEmbedIn
       if (wasNote && isNow) engine.noteRenamed(oldPath, file.path);
       else if (wasNote) engine.noteDeleted(oldPath);
       else if (isNow) engine.noteChanged(file.path);
+    }),
+  ];
+}
+
+/** Created, modified, deleted and renamed PDFs and canvases (Obsidian's metadata cache has no
+ * `changed` event for them); folders are skipped: Obsidian also reports each file inside. */
+export function fileEvents(app: App, files: FileChangeQueue): EventRef[] {
+  const isRead = (file: TAbstractFile) => file instanceof TFile && isSidecarReadPath(file.path);
+  return [
+    app.vault.on("create", (file) => {
+      if (isRead(file)) files.changed(file.path);
+    }),
+    app.vault.on("modify", (file) => {
+      if (isRead(file)) files.changed(file.path);
+    }),
+    app.vault.on("delete", (file) => {
+      if (isRead(file)) files.deleted(file.path);
+    }),
+    app.vault.on("rename", (file, oldPath) => {
+      if (file instanceof TFile) files.renamed(oldPath, file.path); // each side only if read by the sidecar
     }),
   ];
 }

@@ -29,12 +29,18 @@ export function noteLinkPath(notePath: string): string {
   return notePath.replace(/\.md$/i, "");
 }
 
-/** The target of a passage of `notePath` under `anchor` (a heading, or `^block`), starting at
- * the 1-based `lineStart`. */
+/** A PDF's anchor: `page=N`, which Obsidian's PDF viewer opens at page N (`[[a.pdf#page=N]]`). */
+const PAGE_ANCHOR = /^page=\d+$/;
+
+/** The target of a passage of `notePath` under `anchor` (a heading, `^block`, or a PDF's
+ * `page=N`), starting at the 1-based `lineStart`. A PDF has no lines to scroll to: it opens at its
+ * page (the link text keeps `#page=N`); a canvas opens as the board (a card has no line). */
 export function noteTarget(notePath: string, anchor: string, lineStart?: number | null): NoteTarget {
   const target = noteLinkPath(notePath);
-  const subpath = anchor.startsWith("^") ? anchor : linkSubpath(anchor);
-  const line = typeof lineStart === "number" && Number.isInteger(lineStart) && lineStart >= 1 ? lineStart - 1 : null;
+  const subpath = anchor.startsWith("^") || PAGE_ANCHOR.test(anchor) ? anchor : linkSubpath(anchor);
+  const hasLines = !/\.(pdf|canvas)$/i.test(notePath);
+  const line =
+    hasLines && typeof lineStart === "number" && Number.isInteger(lineStart) && lineStart >= 1 ? lineStart - 1 : null;
   return { linktext: subpath ? `${target}#${subpath}` : target, notePath: target, line };
 }
 

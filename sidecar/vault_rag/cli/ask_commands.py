@@ -54,11 +54,15 @@ def _print_citations(citations: list[dict[str, Any]]) -> None:
             out.print(f"  {c['url']}", highlight=False, markup=False)
         else:
             where = f"{c['note_path']}" + (f" › {c['heading']}" if c.get("heading") else "")
-            out.print(
-                f"  {where}  (lines {c['line_start']}–{c['line_end']})",
-                highlight=False,
-                markup=False,
-            )
+            anchor = c.get("anchor") or ""
+            if anchor.startswith("page="):  # a PDF: its page, and the link that opens it there
+                span = f"page {anchor.removeprefix('page=')}, {c['cite']}"
+            elif c["note_path"].lower().endswith(".canvas"):
+                span = c["cite"]  # a canvas card has no lines
+            else:
+                span = f"lines {c['line_start']}–{c['line_end']}"
+            # soft wrap: a link is never cut in two (the terminal wraps the line as it is)
+            out.print(f"  {where}  ({span})", highlight=False, markup=False, soft_wrap=True)
 
 
 def _about(index: VaultIndex, note: str, selection: str | None) -> dict[str, Any]:
