@@ -34,6 +34,7 @@ import { StatusPanel } from "./indexStatus";
 import { type AskNote, askNote } from "./noteContext";
 import { NoteToggle } from "./noteToggle";
 import type { AskPaneDeps } from "./paneDeps";
+import { ModelPicker } from "./modelPicker";
 import { loadPatiently } from "./resume";
 import { type TurnActions, TurnView } from "./turn";
 

@@ -7,6 +7,7 @@
 import type { AnswerMode, AskEvent, AskRequest, ThreadList, ThreadMessage } from "../client";
 import type { Clock } from "../sync/timing";
 import type { StatusPanelDeps } from "./indexStatus";
+import type { ModelPickerDeps } from "./modelPicker";
 import type { NoteTarget } from "./noteTarget";
 import type { RenderMarkdown } from "./turn";
 
@@ -44,4 +45,6 @@ export interface AskPaneDeps {
   statusPanel?: StatusPanelDeps;
   /** "Ask about this note": the last active editor's note now, with its selection and links. */
   noteContext?(): { path: string; selection: string; links: string[] } | null;
+  /** The per-conversation model picker (`modelPicker.ts`); absent: no picker. */
+  modelPicker?: ModelPickerDeps;
 }
