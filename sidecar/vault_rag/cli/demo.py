@@ -11,7 +11,6 @@ from rich.table import Table
 from vault_rag.cli.app import DataDirOption, app, err, out
 from vault_rag.cli.ask_commands import ask
 from vault_rag.cli.index_commands import run_with_progress
-from vault_rag.graph.sources import cite_of
 from vault_rag.retrieval.hybrid import SearchResult, hybrid_search, search_options
 from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.serving.sample import sample_vault_path
@@ -31,6 +30,9 @@ def _where(r: SearchResult) -> str:
 
 
 def _table(question: str, results: list[SearchResult]) -> Table:
+    # (imported here: every command imports this module, and the graph loads LangGraph)
+    from vault_rag.graph.sources import cite_of
+
     table = Table(title=f"search: {question}")
     for column in ("#", "cite", "heading", "where"):
         table.add_column(column)
