@@ -28,9 +28,9 @@ import httpx
 
 from vault_rag.chunking.text_scripts import LANGUAGES, script_counts, script_of
 from vault_rag.embeddings.base import EmbeddingProvider
+from vault_rag.retrieval.chat_completion import ChatCompletionClient
 from vault_rag.settings import Settings
 
-OPENAI_URL = "https://api.openai.com/v1"
 SYSTEM = (
     "You translate the question a user asks about their notes into {language}. Reply with the "
     "{language} translation only, on one line: no explanation, no quotes. Keep names of apps, "
@@ -77,15 +77,12 @@ class QueryTranslator:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.model = model
-        self.url = (base_url or OPENAI_URL).rstrip("/") + "/chat/completions"
-        self.label = f"{model} at {base_url or OPENAI_URL}"
+        self._chat = ChatCompletionClient(base_url, api_key, timeout, transport)
+        self.url = self._chat.url
+        self.label = f"{model} at {self._chat.base_url}"
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.language = language  # the `translate_to` setting: overrides the script's language
-        headers = {"Authorization": f"Bearer {api_key or 'not-needed'}"}
-        self._client = httpx.Client(
-            timeout=timeout, headers=headers, transport=transport, trust_env=False
-        )
 
     def request_body(self, question: str, language: str) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -104,19 +101,7 @@ class QueryTranslator:
     def translate(self, question: str, language: str) -> tuple[str, tuple[int, int]]:
         """The model's reply, cleaned (first line, no quotes), and the prompt and completion
         tokens the server reported; raises `TranslateError`."""
-        try:
-            response = self._client.post(self.url, json=self.request_body(question, language))
-        except httpx.TimeoutException as exc:
-            raise TranslateError("the chat model timed out") from exc
-        except httpx.HTTPError as exc:
-            raise TranslateError(f"the chat model is unreachable ({type(exc).__name__})") from exc
-        if response.status_code != 200:
-            raise TranslateError(f"the chat model answered HTTP {response.status_code}")
-        try:
-            data = response.json()
-            content = data["choices"][0]["message"]["content"] or ""
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise TranslateError("the chat model's reply is not a chat completion") from exc
+        content, data = self._chat.complete(self.request_body(question, language), TranslateError)
         usage = data.get("usage") if isinstance(data, dict) else None
         tokens = (0, 0)
         if isinstance(usage, dict):
@@ -127,7 +112,7 @@ class QueryTranslator:
         return clean_reply(str(content)), tokens
 
     def close(self) -> None:
-        self._client.close()
+        self._chat.close()
 
 
 def clean_reply(content: str) -> str:

@@ -22,9 +22,9 @@ from typing import Any
 import httpx
 
 from vault_rag.embeddings.base import estimate_tokens
+from vault_rag.retrieval.chat_completion import ChatCompletionClient
 from vault_rag.retrieval.rerank.base import RerankError, RerankHealth
 
-OPENAI_URL = "https://api.openai.com/v1"
 SYSTEM = (
     "You rank passages from a user's notes by how well they answer the user's question. "
     'Reply with JSON only, exactly {"ranking": [numbers]}: the numbers of the passages that '
@@ -49,16 +49,13 @@ class LlmReranker:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.model = model
-        self.url = (base_url or OPENAI_URL).rstrip("/") + "/chat/completions"
-        self.label = f"{model} at {base_url or OPENAI_URL} (listwise)"
+        self._chat = ChatCompletionClient(base_url, api_key, timeout, transport)
+        self.url = self._chat.url
+        self.label = f"{model} at {self._chat.base_url} (listwise)"
         self.max_candidates = max_candidates
         self.token_budget = token_budget
         self.temperature = temperature
         self.health = RerankHealth()
-        headers = {"Authorization": f"Bearer {api_key or 'not-needed'}"}
-        self._client = httpx.Client(
-            timeout=timeout, headers=headers, transport=transport, trust_env=False
-        )
 
     def messages(self, query: str, documents: Sequence[str]) -> list[dict[str, str]]:
         """The prompt: the question, then each passage numbered from 1, cut to fit the budget."""
@@ -86,18 +83,7 @@ class LlmReranker:
         return body
 
     def score(self, query: str, documents: Sequence[str]) -> list[float]:
-        try:
-            response = self._client.post(self.url, json=self.request_body(query, documents))
-        except httpx.TimeoutException as exc:
-            raise RerankError("the chat model timed out") from exc
-        except httpx.HTTPError as exc:
-            raise RerankError(f"the chat model is unreachable ({type(exc).__name__})") from exc
-        if response.status_code != 200:
-            raise RerankError(f"the chat model answered HTTP {response.status_code}")
-        try:
-            content = response.json()["choices"][0]["message"]["content"] or ""
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise RerankError("the chat model's reply is not a chat completion") from exc
+        content, _ = self._chat.complete(self.request_body(query, documents), RerankError)
         shown = min(len(documents), self.max_candidates)
         ranking = parse_ranking(str(content), shown)
         if not ranking:
@@ -108,7 +94,7 @@ class LlmReranker:
         return scores
 
     def close(self) -> None:
-        self._client.close()
+        self._chat.close()
 
 
 def parse_ranking(content: str, count: int) -> list[int]:
