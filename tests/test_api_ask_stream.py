@@ -12,26 +12,17 @@ import httpx
 import pytest
 
 from test_graph_helpers import ScriptedModel
-from test_server_helpers import LiveServer, read_sse, wait_until
+from test_server_helpers import LiveServer, fake_chat_settings, read_sse, wait_until
 from vault_rag.graph.events import EVENT_MODELS
 
-from fakes.openai_server import ChatReply, FakeOpenAIServer
+from fakes.openai_server import ChatReply
 
 TOKEN = "test-token-0123456789"
 QUESTION = "BeginPlay 和构造函数有什么区别？"
 MODELS = {model.EVENT: model for model in EVENT_MODELS}
 
 
-def SERVER_SETTINGS(fake: FakeOpenAIServer) -> dict[str, object]:
-    """The module's live server (conftest `live`): the fake's chat model, no watcher."""
-    return {
-        "llm_base_url": fake.base_url,
-        "llm_model": "fake-chat",
-        "llm_api_key": "k",
-        "llm_max_retries": 0,
-        "llm_timeout": 30.0,
-        "server_watch": False,
-    }
+SERVER_SETTINGS = fake_chat_settings  # the module's live server (conftest `live`)
 
 
 @pytest.fixture

@@ -13,24 +13,13 @@ import httpx
 import pytest
 
 from test_graph_helpers import ScriptedModel
-from test_server_helpers import LiveServer, read_sse
-
-from fakes.openai_server import FakeOpenAIServer
+from test_server_helpers import LiveServer, fake_chat_settings, read_sse
 
 # Nothing in the sample vault is near this, in words or in meaning: the evidence is weak.
 UNCOVERED = "zqxjv plorbnik wuggle frindle?"
 
 
-def SERVER_SETTINGS(fake: FakeOpenAIServer) -> dict[str, object]:
-    """The module's live server: the fake's chat model, no watcher."""
-    return {
-        "llm_base_url": fake.base_url,
-        "llm_model": "fake-chat",
-        "llm_api_key": "k",
-        "llm_max_retries": 0,
-        "llm_timeout": 30.0,
-        "server_watch": False,
-    }
+SERVER_SETTINGS = fake_chat_settings  # the module's live server (conftest `live`)
 
 
 @pytest.fixture

@@ -52,6 +52,19 @@ def server_settings(vault: Path, data: Path, fake: FakeOpenAIServer, **overrides
     return Settings(**values)
 
 
+def fake_chat_settings(fake: FakeOpenAIServer) -> dict[str, object]:
+    """A live server's settings (a module's `SERVER_SETTINGS`) with the fake's chat model and
+    no watcher."""
+    return {
+        "llm_base_url": fake.base_url,
+        "llm_model": "fake-chat",
+        "llm_api_key": "k",
+        "llm_max_retries": 0,
+        "llm_timeout": 30.0,
+        "server_watch": False,
+    }
+
+
 class LiveServer:
     """`with LiveServer(app) as live:` — served at `live.url` until the block ends."""
 
