@@ -345,6 +345,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/settings/embeddings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Embedding models on offer
+         * @description The embedding model in use, what can be chosen here, and the switch under way.
+         */
+        get: operations["get_embeddings_v1_settings_embeddings_get"];
+        /**
+         * Choose the embedding model
+         * @description Without `confirm`: what the change costs (units, estimated time measured on a sample of
+         *     the index's units), nothing changed. With `confirm`: re-embed beside the working index and
+         *     switch when complete (`/v1/status` `embedding_switch` shows progress). The non-secret
+         *     fields are kept in the data dir; the key only in memory.
+         */
+        put: operations["put_embeddings_v1_settings_embeddings_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settings/embeddings/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try an embedding model
+         * @description One embedding call with the given choice; its dimension back, or why it failed.
+         *     Nothing is changed.
+         */
+        post: operations["test_embeddings_v1_settings_embeddings_test_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -451,6 +499,67 @@ export interface components {
              */
             error: string | null;
         };
+        /** EmbeddingCost */
+        EmbeddingCost: {
+            /** Notes */
+            notes: number;
+            /**
+             * Units
+             * @description Units to re-embed (all of them)
+             */
+            units: number;
+            /**
+             * Seconds
+             * @description Estimated re-embedding time; null: not measured
+             */
+            seconds: number | null;
+            /**
+             * Rate Per S
+             * @description The new model's measured units a second
+             */
+            rate_per_s: number | null;
+            /**
+             * Basis
+             * @description How the time was estimated
+             */
+            basis: string;
+            /**
+             * Dimension
+             * @description The new model's vector size
+             */
+            dimension: number | null;
+            /** Model Id */
+            model_id: string | null;
+            /**
+             * Error
+             * @description Why the new model cannot be used; null: it can
+             */
+            error: string | null;
+            /**
+             * Message
+             * @description One plain sentence for the user
+             */
+            message: string;
+        };
+        /** EmbeddingOption */
+        EmbeddingOption: {
+            /** Provider */
+            provider: string;
+            /** Label */
+            label: string;
+            /**
+             * Models
+             * @description Models present offline (fastembed's cache)
+             */
+            models: string[];
+            /** Available */
+            available: boolean;
+            /**
+             * Reason
+             * @description Why it cannot be chosen here; null: it can
+             */
+            reason: string | null;
+        };
         /** EmbeddingState */
         EmbeddingState: {
             /**
@@ -468,6 +577,148 @@ export interface components {
              * @description What changing it costs (a full re-index)
              */
             change: string;
+        };
+        /** EmbeddingSwitchState */
+        EmbeddingSwitchState: {
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "idle" | "embedding" | "swapping" | "done" | "failed";
+            /** Provider */
+            provider: string | null;
+            /** Model */
+            model: string | null;
+            /**
+             * Model Id
+             * @description The new model's id
+             */
+            model_id: string | null;
+            /**
+             * Phase
+             * @description chunking or embedding
+             */
+            phase: string | null;
+            /** Done */
+            done: number;
+            /** Total */
+            total: number;
+            /**
+             * Eta Seconds
+             * @description From the rate so far in this phase
+             */
+            eta_seconds: number | null;
+            /** Elapsed Seconds */
+            elapsed_seconds: number | null;
+            /**
+             * Error
+             * @description Why the switch failed (the old index still serves)
+             */
+            error: string | null;
+            /** Message */
+            message: string | null;
+        };
+        /** EmbeddingTestResult */
+        EmbeddingTestResult: {
+            /** Ok */
+            ok: boolean;
+            /**
+             * Message
+             * @description One line: the dimension and time, or why it failed
+             */
+            message: string;
+            /** Dimension */
+            dimension?: number | null;
+            /** Model Id */
+            model_id?: string | null;
+            /** Seconds */
+            seconds?: number | null;
+        };
+        /** EmbeddingsChange */
+        EmbeddingsChange: {
+            /**
+             * Changed
+             * @description A switch was started (or a key was updated)
+             */
+            changed: boolean;
+            /**
+             * Started
+             * @description A re-index with the new model was started
+             */
+            started: boolean;
+            /** Message */
+            message: string;
+            /** @description What the change costs (without confirm) */
+            cost: components["schemas"]["EmbeddingCost"] | null;
+            state: components["schemas"]["EmbeddingsState"];
+        };
+        /** EmbeddingsState */
+        EmbeddingsState: {
+            /**
+             * Source
+             * @description settings: the settings file's model; plugin: chosen in Obsidian (kept in the data dir's embedding.json, without the key)
+             * @enum {string}
+             */
+            source: "settings" | "plugin";
+            /** Provider */
+            provider: string;
+            /** Model */
+            model: string | null;
+            /** Base Url */
+            base_url: string | null;
+            /** Has Key */
+            has_key: boolean;
+            /**
+             * Model Id
+             * @description The embedding model id in use
+             */
+            model_id: string;
+            /**
+             * Index Model
+             * @description The model the index was built with
+             */
+            index_model: string | null;
+            /** Notes */
+            notes: number;
+            /**
+             * Units
+             * @description Units in the index: what a change re-embeds
+             */
+            units: number;
+            /** Options */
+            options: components["schemas"]["EmbeddingOption"][];
+            /** @description The last or running switch */
+            switch: components["schemas"]["EmbeddingSwitchState"] | null;
+        };
+        /** EmbeddingsUpdate */
+        EmbeddingsUpdate: {
+            /**
+             * Provider
+             * @description local: the bundled model; fastembed: a model in fastembed's cache; openai: an OpenAI-compatible /v1/embeddings endpoint; hash: a test stand-in
+             * @enum {string}
+             */
+            provider: "local" | "fastembed" | "openai" | "hash";
+            /**
+             * Model
+             * @description Model name (fastembed, openai)
+             */
+            model?: string | null;
+            /**
+             * Base Url
+             * @description The endpoint (openai), e.g. http://127.0.0.1:11434/v1; empty: OpenAI
+             */
+            base_url?: string | null;
+            /**
+             * Api Key
+             * @description The endpoint's API key, held in memory only (never written)
+             */
+            api_key?: string | null;
+            /**
+             * Confirm
+             * @description false: change nothing, answer what the change costs; true: re-embed the vault with this model beside the working index and switch when it is complete
+             * @default false
+             */
+            confirm?: boolean;
         };
         /** ExcludeState */
         ExcludeState: {
@@ -1113,6 +1364,8 @@ export interface components {
             vector_store?: components["schemas"]["VectorStoreState"] | null;
             /** @description The re-ranking stage and its health */
             rerank?: components["schemas"]["RerankState"] | null;
+            /** @description A switch of embedding model (`/v1/settings/embeddings`): running, done or failed; null: none since the start */
+            embedding_switch?: components["schemas"]["EmbeddingSwitchState"] | null;
         };
         /** Thread */
         Thread: {
@@ -2501,6 +2754,155 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ModelTestResult"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_embeddings_v1_settings_embeddings_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbeddingsState"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_embeddings_v1_settings_embeddings_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmbeddingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbeddingsChange"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    test_embeddings_v1_settings_embeddings_test_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmbeddingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbeddingTestResult"];
                 };
             };
             /** @description Missing or wrong bearer token */

@@ -19,6 +19,7 @@ from vault_rag.api.middleware import BodyLimitMiddleware, CORSMiddleware, HostCh
 from vault_rag.api.routers import (
     answers,
     ask,
+    embeddings,
     exclude,
     health,
     models,
@@ -97,7 +98,8 @@ def create_app(
             except BaseException as exc:  # for `vault-rag serve` to explain the failed start
                 app.state.start_error = exc
                 raise
-            stack.push_async_callback(anyio.to_thread.run_sync, _close_state, state, index is None)
+            app.state.live_state = state  # a switch of embedding model replaces it
+            stack.push_async_callback(anyio.to_thread.run_sync, _close_live, app, index is None)
             from vault_rag.graph.graph import build_graph
             from vault_rag.graph.run import open_checkpointer
 
@@ -122,10 +124,29 @@ def create_app(
     app.state.token = token
     app.state.server = None
     app.state.start_error = None  # what stopped the start-up, if anything did
+    # For a switch of embedding model (`api/embedding_swap.py`): how to open the state again,
+    # the rebuild job, and the key the plugin sent (memory only).
+    app.state.open_args = (settings, index is not None, watch, reconcile)
+    app.state.switching = None  # while the new index is opened: why there is no state
+    app.state.reopen = (_open_state, _close_state)
+    from vault_rag.services.embedding_rebuild import EmbeddingRebuild
+
+    app.state.embedding_rebuild = EmbeddingRebuild()
     install_error_handlers(app)
     v1 = APIRouter(prefix="/v1")
     v1.include_router(health.router)
-    for module in (status, notes, search, related, ask, threads, answers, exclude, models):
+    for module in (
+        status,
+        notes,
+        search,
+        related,
+        ask,
+        threads,
+        answers,
+        exclude,
+        models,
+        embeddings,
+    ):
         v1.include_router(module.router, dependencies=[Depends(require_token)])
     app.include_router(v1)
     from vault_rag.mcp_server.http import mount_mcp
@@ -153,7 +174,10 @@ def _open_state(
 ) -> ServerState:
     """Blocking start-up work (model and Chroma load), run in a worker thread."""
     from vault_rag.graph.config import Resources
+    from vault_rag.services.embedding_choice import with_stored_choice
 
+    if index is None:  # the embedding model chosen in Obsidian, kept in the data dir
+        settings = with_stored_choice(settings)
     if app.state.token is None:
         app.state.token = load_or_create_token(settings.resolved_data_dir())[0]
     owned = index is None
@@ -241,6 +265,12 @@ def _start_watcher(
         sync.writer.status.last_error = f"watcher: {exc}"
         return None
     return watcher
+
+
+def _close_live(app: FastAPI, close_index: bool) -> None:
+    """At shutdown: stop a switch of embedding model under way, close the state in use."""
+    app.state.embedding_rebuild.cancel()
+    _close_state(app.state.live_state, close_index)
 
 
 def _close_state(state: ServerState, close_index: bool) -> None:

@@ -65,6 +65,9 @@ class ServerState:
 def get_state(request: Request) -> ServerState:
     state: ServerState | None = getattr(request.app.state, "server", None)
     if state is None:
+        switching = getattr(request.app.state, "switching", None)
+        if switching:  # the few seconds a switch of embedding model reopens the index
+            raise ApiError(503, "switching", switching)
         raise ApiError(503, "starting", "the server is still starting")
     return state
 

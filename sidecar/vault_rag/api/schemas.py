@@ -112,6 +112,20 @@ class RerankState(BaseModel):
     last_error: str | None = Field(None, description="Why the last fallback happened")
 
 
+class EmbeddingSwitchState(BaseModel):
+    state: Literal["idle", "embedding", "swapping", "done", "failed"]
+    provider: str | None
+    model: str | None
+    model_id: str | None = Field(description="The new model's id")
+    phase: str | None = Field(description="chunking or embedding")
+    done: int
+    total: int
+    eta_seconds: int | None = Field(description="From the rate so far in this phase")
+    elapsed_seconds: float | None
+    error: str | None = Field(description="Why the switch failed (the old index still serves)")
+    message: str | None
+
+
 class Status(BaseModel):
     vault: str
     data_dir: str
@@ -133,6 +147,11 @@ class Status(BaseModel):
     note: NoteState | None = Field(None, description="Only when `?path=` is given")
     vector_store: VectorStoreState | None = Field(None, description="Where the vectors live")
     rerank: RerankState | None = Field(None, description="The re-ranking stage and its health")
+    embedding_switch: EmbeddingSwitchState | None = Field(
+        None,
+        description="A switch of embedding model (`/v1/settings/embeddings`): running, done or "
+        "failed; null: none since the start",
+    )
 
 
 # -- notes -------------------------------------------------------------------------------------

@@ -61,7 +61,11 @@ def open_index(
     if settings.vault is None:
         raise ValueError("no vault configured: pass --vault PATH or set VAULT_RAG_VAULT")
     data_dir = settings.resolved_data_dir()
-    provider = provider or build_provider(settings)
+    if provider is None:
+        # The model chosen in Obsidian (`embedding.json` in the data dir) over the settings file
+        from vault_rag.serving.embedding_choice import with_stored_choice
+
+        provider = build_provider(with_stored_choice(settings))
     vault, model_id = settings.vault, provider.model_id
     if search_only:
         doctor.refuse_damage(data_dir)

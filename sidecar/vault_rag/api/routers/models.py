@@ -33,8 +33,10 @@ from vault_rag.services.model_choice import (
 router = APIRouter(tags=["models"])
 
 REINDEX = (
-    "Changing the embedding model re-embeds every note (a full re-index): set `embeddings` and "
-    "`embeddings_model` in the sidecar's settings file, then run `vault-rag index --rebuild`."
+    "Changing the embedding model re-embeds every note (a full re-index): choose it in "
+    "Obsidian (`PUT /v1/settings/embeddings`, which answers the cost first), or set "
+    "`embeddings` and `embeddings_model` in the sidecar's settings file and run "
+    "`vault-rag index --rebuild`."
 )
 
 

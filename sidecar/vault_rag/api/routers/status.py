@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from vault_rag.api.deps import State, served_note_path
+from vault_rag.api.routers.embeddings import switch_state
 from vault_rag.api.schemas import (
     AskCounts,
     NoteState,
@@ -24,6 +25,7 @@ router = APIRouter(tags=["status"])
 
 @router.get("/status", response_model=Status, summary="Index and server state")
 def status(
+    request: Request,
     state: State,
     path: Annotated[
         str | None,
@@ -79,6 +81,7 @@ def status(
             error=state.index.store_error,
         ),
         rerank=rerank_state(state.settings),
+        embedding_switch=switch_state(request.app.state),
     )
 
 
