@@ -13,6 +13,7 @@ import {
 import { obsidianVault } from "./resolver/obsidian";
 import { type DeviceStore, deviceStore, SIDECAR_COMMAND_KEY, SIDECAR_PROGRAM_KEY } from "./deviceSettings";
 import { keyStore } from "./models/secrets";
+import type { EmbeddingControls } from "./models/embeddingSection";
 import type { ModelControls } from "./models/settingsSection";
 import { Services } from "./services";
 import { parseSettings, type SettingsHost, type SidecarControls, type VaultRagSettings, VaultRagSettingTab } from "./settings";
@@ -157,6 +158,11 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   /** The settings tab's "Models" section: the sidecar's model calls and the key store. */
   get models(): ModelControls | null {
     return this.services?.models ?? null;
+  }
+
+  /** The settings tab's "Embedding model" section: the sidecar's calls, key store, dialog. */
+  get embeddings(): EmbeddingControls | null {
+    return this.services?.embeddings ?? null;
   }
 
   /** Where the settings tab says the token is kept. */

@@ -7,6 +7,9 @@
 import { type App, Notice } from "obsidian";
 
 import { connectionStateOf, SidecarClient, SidecarHttpError } from "./client";
+import { EMBEDDING_KEY_ID, pushEmbeddingKey } from "./models/embeddingChoice";
+import { askToReindex } from "./models/embeddingModal";
+import type { EmbeddingControls } from "./models/embeddingSection";
 import { ModelPusher } from "./models/push";
 import type { KeyStore } from "./models/secrets";
 import type { ResolveSubpath } from "./resolver";
@@ -60,6 +63,8 @@ export class Services {
   readonly viewHost: AskViewHost;
   /** The chat model chosen in Obsidian, pushed to the sidecar (settings tab's "Models"). */
   readonly models: ModelPusher;
+  /** The embedding model chosen in Obsidian (settings tab's "Embedding model"). */
+  readonly embeddings: EmbeddingControls;
   private readonly notices: ConnectionNotices;
   private statusEl: HTMLElement | null = null;
   private excludedKey: string;
@@ -98,6 +103,7 @@ export class Services {
         if (state.kind === "running") {
           void this.poller.poll();
           void this.models.reconnected(); // a (re)started sidecar holds no chosen model yet
+          this.pushEmbeddingKey();
         }
       },
     });
@@ -120,6 +126,7 @@ export class Services {
       onRecovered: () => {
         void this.pushExcluded();
         void this.models.reconnected();
+        this.pushEmbeddingKey();
         this.sync.kick();
         this.files.kick();
       },
@@ -131,6 +138,7 @@ export class Services {
       set: (id, value) => void memoryKeys.set(id, value),
     };
     this.models = new ModelPusher(this.client, settings, keys, (error) => this.poller.report(error));
+    this.embeddings = { api: this.client, keys, confirm: (cost) => askToReindex(app, cost) };
     this.embeds = new ObsidianEmbedIndex(app);
     const excluded = (path: string) => isExcluded(path, settings().excludedFolders);
     this.sync = new SyncEngine(this.client, obsidianNoteSource(app, hooks.resolveSubpath, this.embeds, excluded), {
@@ -203,6 +211,11 @@ export class Services {
 
   /** Send the excluded folders to the sidecar when it does not have this list yet; a failure
    * is retried when the sidecar is back (the poller's recovery) or the setting changes. */
+  /** A (re)started sidecar holds the embedding endpoint's key in memory only: send it again. */
+  private pushEmbeddingKey(): void {
+    pushEmbeddingKey(this.client, this.embeddings.keys.get(EMBEDDING_KEY_ID)).catch((error: unknown) => this.poller.report(error));
+  }
+
   private async pushExcluded(): Promise<void> {
     const folders = [...this.settings().excludedFolders];
     const key = folders.join("\n");

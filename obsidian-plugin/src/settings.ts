@@ -2,6 +2,7 @@ import { type App, normalizePath, type Plugin, PluginSettingTab, Setting } from 
 
 import type { AnswerMode } from "./client";
 import { type ChatSource, type ModelSettings, parseDomains } from "./models/choice";
+import { displayEmbeddingSection, type EmbeddingControls } from "./models/embeddingSection";
 import { displayModelSection, type ModelControls } from "./models/settingsSection";
 
 export interface VaultRagSettings extends ModelSettings {
@@ -113,6 +114,8 @@ export interface SettingsHost extends Plugin {
   readonly sidecar?: SidecarControls | null;
   /** The models section's sidecar calls and key store (absent in stand-ins). */
   readonly models?: ModelControls | null;
+  /** The embedding model section's sidecar calls, key store and dialog (absent in stand-ins). */
+  readonly embeddings?: EmbeddingControls | null;
   saveSettings(): Promise<void>;
 }
 
@@ -205,6 +208,10 @@ export class VaultRagSettingTab extends PluginSettingTab {
       );
 
     displayModelSection(containerEl, settings, this.host.models ?? null, save);
+    const embeddings = this.host.embeddings ?? null;
+    // (plain DOM: a stand-in container without a document gets the one-line version)
+    if (embeddings !== null && containerEl.ownerDocument !== undefined) displayEmbeddingSection(containerEl, embeddings);
+    else new Setting(containerEl).setName("Embedding model").setDesc("Chosen here once the sidecar runs; changing it re-embeds every note.");
 
     new Setting(containerEl).setName("Sidecar").setHeading();
     const sidecar = this.host.sidecar ?? null;

@@ -33,6 +33,16 @@ import {
   SidecarTimeoutError,
   SidecarUnreachableError,
 } from "./errors";
+import {
+  EMBEDDING_ROUTES,
+  type EmbeddingsChange,
+  type EmbeddingsState,
+  type EmbeddingsUpdate,
+  type EmbeddingTestResult,
+  parseEmbeddingsChange,
+  parseEmbeddingsState,
+  parseEmbeddingTest,
+} from "./embeddings";
 import { ProofGate } from "./proofGate";
 import { MODEL_ROUTES, type ModelsState, type ModelsUpdate, type ModelTry, parseModelsState, parseModelTry } from "./models";
 import { parseSSE } from "./sse";
@@ -164,6 +174,22 @@ export class SidecarClient {
   /** `POST /v1/settings/models/test`: list the server's models and ask the model one line. */
   async tryModels(choice: ModelsUpdate, options: RequestOptions = {}): Promise<ModelTry> {
     return parseModelTry(await this.json("POST", MODEL_ROUTES.test, choice, { timeoutMs: 150_000, ...options }));
+  }
+
+  /** `GET /v1/settings/embeddings`: the embedding model in use, what is on offer, the switch. */
+  async embeddings(options: RequestOptions = {}): Promise<EmbeddingsState> {
+    return parseEmbeddingsState(await this.json("GET", EMBEDDING_ROUTES.settings, undefined, { timeoutMs: 20_000, ...options }));
+  }
+
+  /** `PUT /v1/settings/embeddings`: without `confirm` the cost (the sidecar embeds a sample to
+   * measure it); with it, the re-index with the new model starts. */
+  async setEmbeddings(choice: EmbeddingsUpdate, options: RequestOptions = {}): Promise<EmbeddingsChange> {
+    return parseEmbeddingsChange(await this.json("PUT", EMBEDDING_ROUTES.settings, choice, { timeoutMs: 180_000, ...options }));
+  }
+
+  /** `POST /v1/settings/embeddings/test`: one embedding call, its dimension back. */
+  async testEmbeddings(choice: EmbeddingsUpdate, options: RequestOptions = {}): Promise<EmbeddingTestResult> {
+    return parseEmbeddingTest(await this.json("POST", EMBEDDING_ROUTES.test, choice, { timeoutMs: 150_000, ...options }));
   }
 
   /** The sidecar's manifest: note path → hash (see sync/content.ts for what is hashed). */

@@ -1,8 +1,8 @@
 /**
  * The settings tab's "Models" section: where the answers come from (the sidecar's settings
  * file, or a server and model chosen here), the server's model list, the API key (kept by
- * `secrets.ts`, never in data.json), a test that shows the model's answer, web search, and the
- * embedding model (read-only: changing it is a full re-index, said before anything happens).
+ * `secrets.ts`, never in data.json), a test that shows the model's answer and web search. The
+ * embedding model has its own section (`embeddingSection.ts`).
  */
 import { type DropdownComponent, Setting, type TextComponent } from "obsidian";
 
@@ -39,7 +39,6 @@ export function displayModelSection(
       listed = state.chat.models;
       inUse.setDesc(describeModels(state) + (state.chat.error ? ` Model list: ${state.chat.error}.` : ""));
       fillModels(listed);
-      embedding.setDesc(`${state.embeddings.model} (${state.embeddings.provider}). ${state.embeddings.change}`);
     } catch (error) {
       inUse.setDesc(`The sidecar could not be asked: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -166,8 +165,5 @@ export function displayModelSection(
           await save();
         }),
     );
-  const embedding = new Setting(containerEl)
-    .setName("Embedding model")
-    .setDesc("Set in the sidecar's settings file: changing it re-embeds every note.");
   void refresh();
 }
