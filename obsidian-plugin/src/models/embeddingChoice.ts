@@ -89,11 +89,12 @@ export function describeEmbeddings(state: EmbeddingsState): string {
 
 /** What the confirm dialog says. */
 export function describeCost(cost: EmbeddingCost): { title: string; body: string; detail: string } {
-  const time = cost.seconds === null ? "an unknown time" : `about ${formatDuration(cost.seconds)}`;
+  const model = cost.model_id ?? "the new model";
+  const size = cost.dimension === null ? "" : ` (${cost.dimension}-d vectors)`;
   return {
     title: "Re-index with the new embedding model?",
-    body: `${cost.message}`,
-    detail: `${cost.units} units of ${cost.notes} notes will be embedded again with ${cost.model_id ?? "the new model"} (${time}; ${cost.basis}). Until it is done, searches and answers use the current index.`,
+    body: cost.message,
+    detail: `New model: ${model}${size}. Embedding time estimated from ${cost.basis}; reading and storing the notes adds to it.`,
   };
 }
 

@@ -23,15 +23,18 @@
  * `&metadata=URL` is the vault's metadata (`{notes: {path: {mtime, headings}}, resolvedLinks}`, made
  * by the test from the vault with the repository's own CachedMetadata generator): the
  * `metadataCache` the example questions and the links of "Ask about this note" read.
- * `&related=1` also mounts the related-notes view in `#related`. `&launch=1` gives the plugin a
+ * `&related=1` also mounts the related-notes view in `#related`; `&settings=1` the settings tab's
+ * "Embedding model" section in `#settings` (with its confirm dialog). `&launch=1` gives the plugin a
  * launcher (the page's `__vaultRagSpawn`/`__vaultRagStop`/`__vaultRagRun`, which the test runner
  * exposes: they start real processes) and `&command=CMD` the "Sidecar command" setting, so the
  * empty state's "Start the sidecar" runs the real supervisor; `window.vaultRag.unload()` stops
  * what it started, as unloading the plugin does.
  */
-import { FileSystemAdapter, MarkdownView, TFile, WorkspaceLeaf } from "obsidian";
+import { type App, FileSystemAdapter, MarkdownView, TFile, WorkspaceLeaf } from "obsidian";
 
 import { SidecarClient } from "../../src/client";
+import { askToReindex } from "../../src/models/embeddingModal";
+import { displayEmbeddingSection } from "../../src/models/embeddingSection";
 import { DEFAULT_SETTINGS, normalizeFolder, normalizeSidecarUrl, type VaultRagSettings } from "../../src/settings";
 import { serveCommandLine } from "../../src/sidecar/command";
 import { SidecarLogModal } from "../../src/sidecar/logModal";
@@ -240,6 +243,16 @@ async function main(): Promise<void> {
   const view = new AskView(new Leaf(app), { client, settings: () => settings, reportError, sidecar });
   document.getElementById("app")?.appendChild(view.containerEl);
   await view.onOpen();
+  // `&settings=1`: the settings tab's "Embedding model" section in `#settings`, on the same client,
+  // with the real confirm dialog (the shim's Modal) and the keys in this page's memory.
+  if (params.get("settings") === "1") {
+    const keys = new Map<string, string>();
+    displayEmbeddingSection(document.getElementById("settings") as HTMLElement, {
+      api: client,
+      keys: { where: "secret storage", get: (id) => keys.get(id) ?? "", set: (id, value) => void keys.set(id, value) },
+      confirm: (cost) => askToReindex(app as unknown as App, cost),
+    });
+  }
   let related: RelatedView | null = null;
   if (params.get("related") === "1") {
     related = new RelatedView(new Leaf(app), { client, reportError });
