@@ -157,6 +157,28 @@ def test_an_endpoint_nobody_answers_costs_nothing_and_cannot_be_confirmed(client
     assert not (live.state.index.data_dir / CHOICE_FILE).exists()
 
 
+@pytest.mark.parametrize(
+    ("body", "code", "says"),
+    [
+        ({"provider": "openai"}, 400, "needs a model name"),
+        ({"provider": "fastembed", "model": "BAAI/bge-small-en-v1.5"}, 400, "does not download"),
+        ({"provider": "nope"}, 422, ""),
+        ({"provider": "local", "confirm": "yes please"}, 422, ""),
+        ({"provider": "local", "extra": 1}, 422, ""),
+    ],
+)
+def test_a_choice_that_cannot_be_used_is_refused_and_changes_nothing(
+    client, live, body, code, says
+):
+    for route in ("/v1/settings/embeddings", "/v1/settings/embeddings/test"):
+        method = client.put if route.endswith("embeddings") else client.post
+        response = method(route, json=body)
+        assert response.status_code == code, response.text
+        assert says in response.json()["message"]
+    assert client.get("/v1/settings/embeddings").json()["switch"] is None
+    assert not (live.state.index.data_dir / CHOICE_FILE).exists()
+
+
 def test_test_connection_answers_the_dimension(client, endpoint):
     tested = client.post("/v1/settings/embeddings/test", json=remote(endpoint, api_key=KEY))
     assert tested.json()["ok"] is True, tested.text

@@ -62,6 +62,11 @@ def test_fuzzing_the_spec_finds_no_server_error(tmp_path, sample_vault):
                     f"Authorization: Bearer {TOKEN}",
                     "--checks",
                     "not_a_server_error",
+                    # A confirmed switch of embedding model re-embeds the whole vault and then
+                    # reopens the index (a documented 503 `switching`); its inputs and failures
+                    # are tested in test_api_embedding_switch.py. GET and the test route stay.
+                    "--exclude-operation-id",
+                    "put_embeddings_v1_settings_embeddings_put",
                     "--max-examples",
                     "40",
                     "--phases",

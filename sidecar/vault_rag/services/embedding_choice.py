@@ -68,8 +68,9 @@ def cached_fastembed_models() -> list[str]:
     return sorted(found)
 
 
-def offered(settings: Settings) -> list[dict[str, Any]]:
-    """What can be chosen here, each with whether it can run now and why not."""
+def offered(settings: Settings, file_provider: str | None = None) -> list[dict[str, Any]]:
+    """What can be chosen here, each with whether it can run now and why not. `file_provider`:
+    the settings file's own provider (before a choice from Obsidian was laid over)."""
     local_ok, local_why = _local_available()
     fastembed = cached_fastembed_models()
     options: list[dict[str, Any]] = [
@@ -97,7 +98,7 @@ def offered(settings: Settings) -> list[dict[str, Any]]:
             "reason": None,
         },
     ]
-    if settings.embeddings == "hash":  # a test stand-in: offered only where it is in use
+    if "hash" in (settings.embeddings, file_provider):  # a test stand-in: only where configured
         options.append(
             {
                 "provider": "hash",
@@ -108,6 +109,25 @@ def offered(settings: Settings) -> list[dict[str, Any]]:
             }
         )
     return options
+
+
+def refusal(
+    choice: EmbeddingChoice, settings: Settings, file_provider: str | None = None
+) -> str | None:
+    """Why `choice` cannot be used here (None: it can): a provider not on offer, or a fastembed
+    model that is not already downloaded (the sidecar never downloads a model for a switch)."""
+    options = offered(settings, file_provider)
+    option = next((o for o in options if o["provider"] == choice.provider), None)
+    if option is None:
+        return f"the {choice.provider!r} embedding provider is not offered here"
+    if choice.provider == "fastembed" and choice.model not in option["models"]:
+        return (
+            f"fastembed model {choice.model!r} is not in fastembed's cache; the sidecar does not "
+            "download models (downloaded: " + (", ".join(option["models"]) or "none") + ")"
+        )
+    if not option["available"]:
+        return str(option["reason"])
+    return None
 
 
 # -- what a change costs ----------------------------------------------------------------------

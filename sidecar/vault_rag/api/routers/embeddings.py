@@ -34,10 +34,12 @@ from vault_rag.services.embedding_choice import (
     load_choice,
     normalize,
     offered,
+    refusal,
     same_model,
     sample_texts,
 )
 from vault_rag.serving.context import build_provider
+from vault_rag.settings import Settings
 
 router = APIRouter(tags=["models"])
 
@@ -77,16 +79,28 @@ def _state(request: Request, state: ServerState) -> EmbeddingsState:
         index_model=index.model_id,
         notes=counts["notes"],
         units=counts["chunks"],
-        options=[EmbeddingOption(**o) for o in offered(settings)],
+        options=[EmbeddingOption(**o) for o in offered(settings, _file_provider(request))],
         switch=switch_state(request.app.state),
     )
 
 
-def _choice(body: EmbeddingsUpdate) -> EmbeddingChoice:
+def _file_provider(request: Request) -> str | None:
+    """The settings file's provider, as the server started (before the kept choice)."""
+    args = getattr(request.app.state, "open_args", None)
+    return args[0].embeddings if args else None
+
+
+def _choice(body: EmbeddingsUpdate, request: Request, settings: Settings) -> EmbeddingChoice:
+    """The body as a choice; 400 `bad_choice` when it cannot be used here."""
     try:
-        return normalize(EmbeddingChoice(body.provider, body.model, body.base_url, body.api_key))
+        choice = normalize(EmbeddingChoice(body.provider, body.model, body.base_url, body.api_key))
     except EmbeddingChoiceError as exc:
         raise ApiError(400, "bad_choice", str(exc)) from exc
+    if not same_model(choice, current_choice(settings)):
+        why = refusal(choice, settings, _file_provider(request))
+        if why is not None:
+            raise ApiError(400, "bad_choice", why)
+    return choice
 
 
 @router.get(
@@ -107,7 +121,7 @@ def _update_key(state: ServerState, choice: EmbeddingChoice) -> None:
 
 
 def _change(request: Request, state: ServerState, body: EmbeddingsUpdate) -> EmbeddingsChange:
-    choice = _choice(body)
+    choice = _choice(body, request, state.settings)
     job = request.app.state.embedding_rebuild
     in_use = current_choice(state.settings)
     if same_model(choice, in_use):
@@ -190,10 +204,10 @@ async def put_embeddings(body: EmbeddingsUpdate, request: Request, state: State)
     response_model=EmbeddingTestResult,
     summary="Try an embedding model",
 )
-def test_embeddings(body: EmbeddingsUpdate, state: State) -> EmbeddingTestResult:
+def test_embeddings(body: EmbeddingsUpdate, request: Request, state: State) -> EmbeddingTestResult:
     """One embedding call with the given choice; its dimension back, or why it failed.
     Nothing is changed."""
-    choice = _choice(body)
+    choice = _choice(body, request, state.settings)
     settings = apply_embedding_choice(state.configured_settings or state.settings, choice)
     started = time.monotonic()
     try:
