@@ -19,6 +19,7 @@ from vault_rag.api.middleware import BodyLimitMiddleware, CORSMiddleware, HostCh
 from vault_rag.api.routers import (
     answers,
     ask,
+    collections,
     exclude,
     health,
     models,
@@ -125,7 +126,18 @@ def create_app(
     install_error_handlers(app)
     v1 = APIRouter(prefix="/v1")
     v1.include_router(health.router)
-    for module in (status, notes, search, related, ask, threads, answers, exclude, models):
+    for module in (
+        status,
+        collections,
+        notes,
+        search,
+        related,
+        ask,
+        threads,
+        answers,
+        exclude,
+        models,
+    ):
         v1.include_router(module.router, dependencies=[Depends(require_token)])
     app.include_router(v1)
     from vault_rag.mcp_server.http import mount_mcp
