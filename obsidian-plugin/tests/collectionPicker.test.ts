@@ -53,7 +53,7 @@ describe("collectionChoice", () => {
     expect(requestCollections(THREE, null)).toEqual({});
     const vaultFirst = listOf(["vault", "engine"], "vault");
     expect(effective(vaultFirst, null)).toEqual(["vault"]);
-    expect(describeChoice(vaultFirst, null)).toBe("Vault only");
+    expect(describeChoice(vaultFirst, null)).toBe("This vault only");
     // "All" is not that sidecar's default: it is sent
     expect(requestCollections(vaultFirst, preset(vaultFirst, "all"))).toEqual({ collections: ["vault", "engine"] });
   });
@@ -173,7 +173,7 @@ describe("the collection picker in the pane", () => {
 
   it("reads the kept choice back in a new pane", async () => {
     const { pane: p, button, requests } = pane(async () => THREE, '["vault"]');
-    await vi.waitFor(() => expect(button.getAttribute("aria-label")).toBe("Search: Vault only"));
+    await vi.waitFor(() => expect(button.getAttribute("aria-label")).toBe("Search: This vault only"));
     await p.ask("q");
     expect(requests[0]).toMatchObject({ collections: ["vault"] });
   });

@@ -71,11 +71,11 @@ export function requestCollections(list: CollectionList | null, choice: Collecti
   return normalise(list, picked) === null ? {} : { collections: picked };
 }
 
-/** The picker's short label: "All collections", "Vault only", "engine", "vault + engine". */
+/** The picker's short label: "All collections", "This vault only", "engine", "vault + engine". */
 export function describeChoice(list: CollectionList, choice: CollectionChoice): string {
   const picked = effective(list, choice);
   if (picked.length === list.collections.length) return "All collections";
-  if (picked.length === 1 && picked[0] === VAULT) return "Vault only";
+  if (picked.length === 1 && picked[0] === VAULT) return "This vault only";
   return picked.join(" + ");
 }
 

@@ -1,6 +1,6 @@
 /**
  * The pane's collection picker: an icon in the toolbar (its tooltip says what the next question
- * searches) that opens a small panel — "All" / "Vault only" and a checkbox per collection, each
+ * searches) that opens a small panel — "All" / "This vault" and a checkbox per collection, each
  * with its kind, counts and skipped files as a tooltip. Hidden while the vault has no source
  * beside it. The logic is `collectionChoice.ts`; the list is `GET /v1/collections`, read when
  * the pane opens and again when the panel opens.
@@ -106,7 +106,7 @@ export class CollectionPicker {
     clear(this.panel);
     const presets = h(this.panel, "div", { cls: "vault-rag-collection-presets" });
     const all = h(presets, "button", { text: "All", testid: "collection-all", attrs: { type: "button", title: "Search the vault and every source" } });
-    const vault = h(presets, "button", { text: "Vault only", testid: "collection-vault", attrs: { type: "button", title: "Search this vault alone" } });
+    const vault = h(presets, "button", { text: "This vault", testid: "collection-vault", attrs: { type: "button", title: "Search this vault alone, none of the sources" } });
     all.addEventListener("click", () => this.pick(preset(list, "all")));
     vault.addEventListener("click", () => this.pick(preset(list, "vault")));
     for (const entry of entries(list, this.choice)) {

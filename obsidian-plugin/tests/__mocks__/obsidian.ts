@@ -635,7 +635,7 @@ const ICON_GLYPHS: Record<string, string> = {
   "thumbs-down": "👎",
   "file-plus": "＋",
   library: "▤",
-  "clipboard-copy": "⎘",
+  "clipboard-copy": "❐",
 };
 
 /** Obsidian's `setIcon`: here the icon's name in `data-icon` and a glyph as the text. */
