@@ -44,6 +44,7 @@ import {
   parseEmbeddingTest,
 } from "./embeddings";
 import { ProofGate } from "./proofGate";
+import { COLLECTION_ROUTES, type CollectionList, parseCollections } from "./collections";
 import { MODEL_ROUTES, type ModelsState, type ModelsUpdate, type ModelTry, parseModelsState, parseModelTry } from "./models";
 import { parseSSE } from "./sse";
 
@@ -176,6 +177,7 @@ export class SidecarClient {
     return parseModelTry(await this.json("POST", MODEL_ROUTES.test, choice, { timeoutMs: 150_000, ...options }));
   }
 
+<<<<<<< HEAD
   /** `GET /v1/settings/embeddings`: the embedding model in use, what is on offer, the switch. */
   async embeddings(options: RequestOptions = {}): Promise<EmbeddingsState> {
     return parseEmbeddingsState(await this.json("GET", EMBEDDING_ROUTES.settings, undefined, { timeoutMs: 20_000, ...options }));
@@ -190,6 +192,11 @@ export class SidecarClient {
   /** `POST /v1/settings/embeddings/test`: one embedding call, its dimension back. */
   async testEmbeddings(choice: EmbeddingsUpdate, options: RequestOptions = {}): Promise<EmbeddingTestResult> {
     return parseEmbeddingTest(await this.json("POST", EMBEDDING_ROUTES.test, choice, { timeoutMs: 150_000, ...options }));
+=======
+  /** `GET /v1/collections`: the vault and the sources beside it, for the collection picker. */
+  async collections(options: RequestOptions = {}): Promise<CollectionList> {
+    return parseCollections(await this.json("GET", COLLECTION_ROUTES.collections, undefined, options));
+>>>>>>> codepane
   }
 
   /** The sidecar's manifest: note path → hash (see sync/content.ts for what is hashed). */
@@ -197,8 +204,9 @@ export class SidecarClient {
     return parseHashes(await this.json("GET", ROUTES.hashes, undefined, { timeoutMs: 60_000, ...options }));
   }
 
-  async search(query: string, limit = 10, options: RequestOptions = {}): Promise<unknown> {
-    return this.json("POST", ROUTES.search, { query, k: limit }, options);
+  /** `collections`: search only these (`vault`, sources' names); absent: the sidecar's default. */
+  async search(query: string, limit = 10, options: RequestOptions = {}, collections?: string[]): Promise<unknown> {
+    return this.json("POST", ROUTES.search, { query, k: limit, ...(collections ? { collections } : {}) }, options);
   }
 
   /** `GET /v1/related`: the notes closest to `path`, from its stored vectors (no model call). */
