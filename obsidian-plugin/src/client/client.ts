@@ -177,7 +177,6 @@ export class SidecarClient {
     return parseModelTry(await this.json("POST", MODEL_ROUTES.test, choice, { timeoutMs: 150_000, ...options }));
   }
 
-<<<<<<< HEAD
   /** `GET /v1/settings/embeddings`: the embedding model in use, what is on offer, the switch. */
   async embeddings(options: RequestOptions = {}): Promise<EmbeddingsState> {
     return parseEmbeddingsState(await this.json("GET", EMBEDDING_ROUTES.settings, undefined, { timeoutMs: 20_000, ...options }));
@@ -192,11 +191,11 @@ export class SidecarClient {
   /** `POST /v1/settings/embeddings/test`: one embedding call, its dimension back. */
   async testEmbeddings(choice: EmbeddingsUpdate, options: RequestOptions = {}): Promise<EmbeddingTestResult> {
     return parseEmbeddingTest(await this.json("POST", EMBEDDING_ROUTES.test, choice, { timeoutMs: 150_000, ...options }));
-=======
+  }
+
   /** `GET /v1/collections`: the vault and the sources beside it, for the collection picker. */
   async collections(options: RequestOptions = {}): Promise<CollectionList> {
     return parseCollections(await this.json("GET", COLLECTION_ROUTES.collections, undefined, options));
->>>>>>> codepane
   }
 
   /** The sidecar's manifest: note path → hash (see sync/content.ts for what is hashed). */
