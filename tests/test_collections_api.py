@@ -160,3 +160,36 @@ def test_code_hits_and_citations_carry_the_header_pairing(env):
     # the cited lines verbatim, so the pane can show a file it cannot open
     lines = SOURCE.splitlines()[cited["line_start"] - 1 : cited["line_end"]]
     assert cited["text"] == "\n".join(lines)
+
+
+def test_citations_from_a_docs_folder_carry_their_passage(env, tmp_path):
+    docs = tmp_path / "manual"
+    docs.mkdir()
+    (docs / "Turret guide.md").write_text(
+        "# Turret guide\n\n## Calibration\n\nCalibrate the turret barrel with the gyroscope "
+        "before every match.\n",
+        encoding="utf-8",
+    )
+    for i in range(6):
+        (docs / f"Other {i}.md").write_text(f"# Other {i}\n\nUnrelated page {i}.\n", "utf-8")
+    where = ["--vault", str(env["vault"]), "--data-dir", str(env["data"])]
+    added = runner.invoke(
+        app, ["sources", "add", "manual", str(docs), "--kind", "markdown", *where]
+    )
+    assert added.exit_code == 0, added.output
+    assert runner.invoke(app, ["index", *where]).exit_code == 0
+    settings = Settings(vault=env["vault"], data_dir=env["data"])
+    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as live:
+        wait_idle(live)
+        wait_until(lambda: not live.state.sources.scanning, 60)
+        body = {"question": "calibrate the turret barrel gyroscope", "collections": ["manual"]}
+        with (
+            httpx.Client(timeout=60) as client,
+            client.stream("POST", f"{live.url}/v1/ask", json=body, headers=live.auth) as answer,
+        ):
+            events = [(e.event, json.loads(e.data)) for e in read_sse(answer.iter_lines())]
+    assert events[-1][0] == "final", events[-1]
+    cited = events[-1][1]["citations"][0]
+    assert (cited["collection"], cited["note_path"]) == ("manual", "Turret guide.md")
+    assert cited["source_kind"] == "md"
+    assert "Calibrate the turret barrel with the gyroscope" in cited["text"]

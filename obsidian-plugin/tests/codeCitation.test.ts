@@ -145,3 +145,42 @@ describe("a code citation in a turn", () => {
     );
   });
 });
+
+describe("a citation from another vault or a docs folder", () => {
+  const DOC = {
+    kind: "vault",
+    note_path: "Turret guide.md",
+    heading: "Turret guide > Calibration",
+    anchor: "Calibration",
+    line_start: 3,
+    line_end: 5,
+    cite: "[[Turret guide#Calibration]]",
+    collection: "manual",
+    source_kind: "md",
+    text: "## Calibration\n\nCalibrate the barrel. ![x](https://example.com/x.png)",
+  };
+
+  it("is parsed with its collection and passage, and shown in the pane, not opened", async () => {
+    const [citation] = parseCitations([DOC]);
+    expect(citation).toMatchObject({ collection: "manual", source_kind: "md", line_end: 5 });
+    const { view, actions, rendered } = turn([]);
+    view.apply({ type: "final", answer: "x", answerId: "a1", threadId: "t", citations: parseCitations([DOC]), usage: null, data: {} });
+    const link = view.citationsEl.querySelector<HTMLElement>('[data-testid="citation"]')!;
+    expect(link.dataset.kind).toBe("source");
+    expect(link.textContent).toBe("manual ›Turret guide.md:3-5");
+    link.click();
+    expect(actions.openNote).not.toHaveBeenCalled();
+    await vi.waitFor(() => expect(rendered.some((m) => m.startsWith("## Calibration\n\nCalibrate the barrel."))).toBe(true));
+    expect(rendered.join("\n")).toContain("barrel. \\![x](https://example.com/x.png)"); // a remote image made inert
+    expect(view.citationsEl.querySelector('[data-testid="code-symbol"]')?.textContent).toBe("Turret guide > Calibration");
+  });
+
+  it("leaves the vault's own notes to Obsidian", () => {
+    const [mine] = parseCitations([{ ...DOC, collection: "vault", source_kind: undefined, text: undefined }]);
+    expect(mine).not.toHaveProperty("source_kind");
+    const { view, actions } = turn([]);
+    view.apply({ type: "final", answer: "x", answerId: "a1", threadId: "t", citations: [mine!], usage: null, data: {} });
+    view.citationsEl.querySelector<HTMLElement>('[data-testid="citation"]')!.click();
+    expect(actions.openNote).toHaveBeenCalledTimes(1);
+  });
+});

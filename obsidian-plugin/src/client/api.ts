@@ -66,9 +66,10 @@ export interface VaultCitation {
   collection?: string;
   /** Code: the function, method, class or struct, cited `note_path:line_start-line_end`. */
   symbol?: string | null;
-  /** `code` for a unit of a code source (its file is outside the vault); absent otherwise. */
+  /** A source beside the vault: `code` for a code unit, else the file's kind (`md`, `pdf`…);
+   * absent for the vault's own notes. Its file is outside the vault: the pane shows `text`. */
   source_kind?: string;
-  /** Code: the cited lines, verbatim (the pane shows them: the file cannot open in Obsidian). */
+  /** A source's passage (code: the cited lines, verbatim), shown in the pane. */
   text?: string;
   /** C/C++: the other file of the `.h`/`.cpp` pair; where the header declares it. */
   related_file?: string | null;
@@ -212,9 +213,13 @@ export function parseCitations(value: unknown): Citation[] {
   return out;
 }
 
-/** The fields a citation of a code source adds (none for a vault note: it keeps its shape). */
+/** The fields a citation from a source beside the vault adds: its collection, kind and passage
+ * (a code unit also its line range, symbol and pairing). None for the vault's own notes. */
 function codeFields(item: Record<string, unknown>): Partial<VaultCitation> {
-  if (item.source_kind !== "code") return {};
+  if (typeof item.source_kind !== "string" || !item.source_kind) return {};
+  if (item.source_kind !== "code") {
+    return { source_kind: item.source_kind, collection: str(item.collection) || "vault", line_end: num(item.line_end), text: str(item.text) };
+  }
   const opt = (value: unknown): string | null => (typeof value === "string" && value ? value : null);
   return {
     source_kind: "code",

@@ -6,34 +6,42 @@
  * jump to).
  */
 import type { Citation, VaultCitation } from "../client";
+import { neutralizeRemoteImages } from "./safeMarkdown";
 
+/** A citation from a source beside the vault (a code tree, another vault, a docs folder). */
+export type SourceCitation = VaultCitation & { source_kind: string };
 export type CodeCitation = VaultCitation & { source_kind: "code" };
 
 export function isCodeCitation(citation: Citation): citation is CodeCitation {
   return citation.kind === "vault" && citation.source_kind === "code";
 }
 
-function lines(citation: CodeCitation): { start: number | null; end: number | null } {
+/** From a source beside the vault: Obsidian cannot open its file, the pane shows the passage. */
+export function isSourceCitation(citation: Citation): citation is SourceCitation {
+  return citation.kind === "vault" && typeof citation.source_kind === "string" && citation.source_kind !== "";
+}
+
+function lines(citation: SourceCitation): { start: number | null; end: number | null } {
   const start = citation.line_start ?? null;
   return { start, end: citation.line_end ?? start };
 }
 
 /** `Source/WaveSpawner.cpp:3-11` (one line: `…:3`; no lines known: the path). */
-export function codeLocation(citation: CodeCitation): string {
+export function codeLocation(citation: SourceCitation): string {
   const { start, end } = lines(citation);
   if (start === null) return citation.note_path;
   return end === null || end === start ? `${citation.note_path}:${start}` : `${citation.note_path}:${start}-${end}`;
 }
 
 /** What "copy path" puts on the clipboard: `path:line`, the first cited line. */
-export function copyPathText(citation: CodeCitation): string {
+export function copyPathText(citation: SourceCitation): string {
   const { start } = lines(citation);
   return start === null ? citation.note_path : `${citation.note_path}:${start}`;
 }
 
 /** The symbol path shown over the code: `WaveSpawner.cpp › AWaveSpawner › SpawnWaveEnemies`
  * (the unit's heading path), else its symbol, else the file name. */
-export function symbolPath(citation: CodeCitation): string {
+export function symbolPath(citation: SourceCitation): string {
   return citation.heading || citation.symbol || citation.note_path.split("/").pop() || citation.note_path;
 }
 
@@ -71,16 +79,18 @@ export function languageOf(path: string): string {
 }
 
 /** The cited lines as a Markdown code block; the fence is longer than any run of backticks in
- * the code, so a comment holding ``` cannot end it early. */
-export function codeBlock(citation: CodeCitation): string {
+ * the code, so a comment holding ``` cannot end it early. A passage of notes or docs is
+ * Markdown already (remote images made inert, as in answers). */
+export function codeBlock(citation: SourceCitation): string {
   const text = citation.text ?? "";
+  if (citation.source_kind !== "code") return neutralizeRemoteImages(text);
   const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = "`".repeat(Math.max(3, longest + 1));
   return `${fence}${languageOf(citation.note_path)}\n${text}\n${fence}`;
 }
 
 /** The pairing line under the code: where the header declares it, or its partner file. */
-export function pairingNote(citation: CodeCitation): string {
+export function pairingNote(citation: SourceCitation): string {
   if (citation.declared_at) return `Declared at ${citation.declared_at}`;
   if (citation.related_file) return `Paired with ${citation.related_file}`;
   return "";

@@ -2,14 +2,16 @@
  * A citation of a code source in a turn's source list: `path:line-line` and the symbol; a click
  * opens (and closes) the cited lines right under it — the symbol path, a code block in the
  * file's language, the `.h`/`.cpp` pairing and a "copy path" icon that copies `path:line`. The
- * file is outside the vault: nothing here opens it. Logic in `codeCitation.ts`.
+ * file is outside the vault: nothing here opens it. Logic in `codeCitation.ts`. A citation from
+ * another vault or a docs folder (`collection › path:line-line`) opens its passage the same way,
+ * rendered as Markdown.
  *
- * Stable `data-testid`s: citation (with `data-kind="code"`), code-view, code-symbol,
+ * Stable `data-testid`s: citation (with `data-kind="code"` or `"source"`), code-view, code-symbol,
  * code-location, code-block, code-pairing, copy-path, code-status.
  */
 import { setIcon } from "obsidian";
 
-import { type CodeCitation, codeBlock, codeLocation, copyPathText, pairingNote, symbolPath } from "./codeCitation";
+import { type SourceCitation, codeBlock, codeLocation, copyPathText, pairingNote, symbolPath } from "./codeCitation";
 import { h, show } from "./dom";
 import type { RenderMarkdown } from "./turn";
 
@@ -26,15 +28,17 @@ export class CodeViews {
   constructor(private readonly deps: CodeViewDeps) {}
 
   /** Fill a citation's list item. */
-  add(item: HTMLElement, citation: CodeCitation): void {
+  add(item: HTMLElement, citation: SourceCitation): void {
+    const code = citation.source_kind === "code";
     const location = codeLocation(citation);
     const link = h(item, "a", {
       cls: "vault-rag-code-citation",
       testid: "citation",
-      attrs: { href: "#", "data-kind": "code", "aria-expanded": "false", title: `Show ${location}${citation.collection ? ` (${citation.collection})` : ""}` },
+      attrs: { href: "#", "data-kind": code ? "code" : "source", "aria-expanded": "false", title: `Show ${location}${citation.collection ? ` (${citation.collection})` : ""}` },
     });
+    if (!code) h(link, "span", { cls: "vault-rag-code-collection", text: `${citation.collection ?? ""} ›` });
     h(link, "span", { cls: "vault-rag-code-path", text: location });
-    if (citation.symbol) h(link, "code", { cls: "vault-rag-code-symbol", text: citation.symbol });
+    if (code && citation.symbol) h(link, "code", { cls: "vault-rag-code-symbol", text: citation.symbol });
     let view: HTMLElement | null = null;
     link.addEventListener("click", (event) => {
       event.preventDefault();
@@ -50,7 +54,7 @@ export class CodeViews {
     this.disposers = [];
   }
 
-  private view(item: HTMLElement, citation: CodeCitation): HTMLElement {
+  private view(item: HTMLElement, citation: SourceCitation): HTMLElement {
     const view = h(item, "div", { cls: "vault-rag-code-view", testid: "code-view" });
     view.hidden = true;
     const head = h(view, "div", { cls: "vault-rag-code-head" });

@@ -7,7 +7,7 @@
 import type { AskEvent, Citation } from "../client";
 import type { Clock } from "../sync/timing";
 import { ActionRow } from "./actionRow";
-import { isCodeCitation } from "./codeCitation";
+import { isSourceCitation } from "./codeCitation";
 import { CodeViews } from "./codeView";
 import { clear, h, show } from "./dom";
 import { linkTarget, type NoteTarget, noteTarget } from "./noteTarget";
@@ -301,7 +301,7 @@ export class TurnView {
         });
         continue;
       }
-      if (isCodeCitation(citation)) {
+      if (isSourceCitation(citation)) {
         this.codeViews.add(item, citation);
         continue;
       }

@@ -127,6 +127,10 @@ def citation_of(doc: Doc) -> dict[str, Any]:
             related_file=doc.get("related_file") or None,
             declared_at=doc.get("declared_at") or None,
         )
+    elif doc.get("collection", "vault") != "vault":
+        # Another vault or a docs folder: not a file of the vault Obsidian has open either, so
+        # the pane shows the cited passage (`text`) instead of opening a note of that name.
+        record.update(source_kind=doc.get("source_kind") or "md", text=doc.get("text", ""))
     return record
 
 
