@@ -16,8 +16,9 @@ maximum (`top_key`), and it is significant when it exceeds what the maximum of N
 probability `p` under the null: the maximum's spread is Gumbel with scale 1 / sqrt(2 ln N), so
 the bound is −ln(−ln(1 − p)) / sqrt(2 ln N) (p = .01: 1.15 for 2,500 units).
 
-The statistics are derived from the manifest's vector cache (no model call) and kept with the
-index until its unit count changes.
+The statistics are derived from the manifest's vector cache (no model call) and kept per data
+dir until its count of embedded units changes (an edit that keeps the count keeps the old null:
+a mean and covariance over hundreds of units move little with one unit).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ MIN_UNITS = 8  # below this a covariance says nothing; the collection is not cal
 _JOIN = "FROM chunks c JOIN vectors v ON v.content_hash = c.content_hash"
 _ROWS = f"SELECT v.vector {_JOIN}"
 _COUNT = f"SELECT count(*) {_JOIN}"  # embedded units: the cache's key
-_cache: dict[int, tuple[int, CollectionNull | None]] = {}
+_cache: dict[str, tuple[int, CollectionNull | None]] = {}  # by data dir: (units, null)
 _lock = threading.Lock()
 
 
@@ -62,12 +63,12 @@ def null_of(index: VaultIndex) -> CollectionNull | None:
     """The collection's null (None: too few embedded units, or vectors of mixed sizes)."""
     count = index.manifest.db.execute(_COUNT).fetchone()[0]
     with _lock:
-        cached = _cache.get(id(index))
+        cached = _cache.get(str(index.data_dir))
         if cached is not None and cached[0] == count:
             return cached[1]
     null = _compute(index)
     with _lock:
-        _cache[id(index)] = (count, null)
+        _cache[str(index.data_dir)] = (count, null)
     return null
 
 
