@@ -171,3 +171,25 @@ def test_without_vectors_the_vault_leads() -> None:
     assert [r.chunk_id for r in merged] == ["n1", "c1", "n2", "c2"]
     assert merged == merge_by_rank(lists, 4)
     assert merge_fair(lists, {"vault": None, "code": None}, None, 4) == merged
+
+
+def _lexical(chunk: str, bm25: float) -> SearchResult:
+    result = _result(chunk, None)
+    result.lexical_score = bm25
+    return result
+
+
+def test_strong_lexical_evidence_leads_on_the_size_independent_scale() -> None:
+    """BM25 ÷ ln(passages) (graph/calibration.py's scale): 8.0 over 2,000 passages is 1.05,
+    strong (≥ 0.93), and beats the vault's 3.0 over 200 (0.57); 5.0 over 2,000 (0.66) is not
+    strong; an index under 20 passages says nothing by BM25."""
+    lists = {"vault": [_lexical("n1", 3.0)], "code": [_lexical("c1", 8.0)]}
+    nulls = {"vault": None, "code": None}
+    assert leader(lists, nulls, None, {"vault": 200, "code": 2000}) == "code"
+    merged = merge_fair(lists, nulls, None, 2, {"vault": 200, "code": 2000})
+    assert [r.chunk_id for r in merged] == ["c1", "n1"]
+    lists["code"] = [_lexical("c1", 5.0)]
+    assert leader(lists, nulls, None, {"vault": 200, "code": 2000}) is None
+    lists = {"vault": [_lexical("n1", 3.0)], "code": [_lexical("c1", 8.0)]}
+    assert leader(lists, nulls, None, {"vault": 200, "code": 10}) is None
+    assert leader(lists, nulls, None, None) is None  # no counts: dense only
