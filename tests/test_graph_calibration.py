@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from test_graph_helpers import shared_index
-from vault_rag.graph.calibration import DEFAULT_CALIBRATION, calibration_for
 from vault_rag.graph.nodes.dedup import cosine, merge_near_duplicates
+from vault_rag.retrieval.calibration import DEFAULT_CALIBRATION, calibration_for
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 
 NOTES = (

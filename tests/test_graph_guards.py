@@ -9,7 +9,7 @@ import re
 import pytest
 
 from test_graph_helpers import ScriptedModel, chat_provider, collect, resources, shared_index
-from vault_rag.graph.calibration import calibration_for
+from vault_rag.retrieval.calibration import calibration_for
 
 from fakes.openai_server import ChatReply, FakeOpenAIServer
 

@@ -28,10 +28,10 @@ import pytest
 
 from test_graph_helpers import Run, collect, resources, shared_index
 from test_llama_integration import llama_server  # noqa: F401  (fixture)
-from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.llm import ChatProvider, build_chat_provider
 from vault_rag.graph.nodes.grade import KEEP_TOP
 from vault_rag.graph.nodes.plan import relatedness
+from vault_rag.retrieval.calibration import calibration_for
 from vault_rag.settings import Settings
 
 pytestmark = pytest.mark.slow

@@ -95,9 +95,10 @@ PDF_MIN_QUESTIONS = 20
 
 # Code sets (issue 27): questions over a code project checked out outside the repository
 # (`scripts/code_eval.py`), gold `source:path` files with `gold_symbol`; the mixed set's
-# questions need a note of NOTES_VAULT and a code file together (`gold_all`).
-CODE_SETS = {"code-leveldb": 25, "mixed-leveldb": 10}  # file stem -> least questions
-CODE_SOURCE = "leveldb"
+# questions need a note of NOTES_VAULT and a code file together (`gold_all`). The source is
+# named after the project (`code-zlib`: the held-out set over zlib, beside the sample vault).
+CODE_SETS = {"code-leveldb": 25, "mixed-leveldb": 10, "code-zlib": 15}  # stem -> least questions
+CODE_PROBE = {"leveldb": "db/db_impl.cc", "zlib": "deflate.c"}  # a file every checkout has
 NOTES_VAULT = Path(__file__).parent / "data" / "leveldb_notes"
 PROJECT = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+@[0-9a-f]{40}$")
 
@@ -108,10 +109,11 @@ def test_every_set_exists():
 
 @pytest.mark.parametrize("stem", sorted(CODE_SETS))
 def test_code_sets_name_their_project_and_gold_files(stem: str):
-    """Every line names the project at one commit; gold is `leveldb:path` code files with
+    """Every line names the project at one commit; gold is `source:path` code files with
     the symbol that answers (mixed: one note of the notes vault first, then one code file, both
     needed); questions in both languages, and no copying from the notes."""
     rows = _load(stem)
+    source = stem.split("-", 1)[1]
     assert len(rows) >= CODE_SETS[stem]
     assert len({row["id"] for row in rows}) == len(rows)
     assert len({row["project"] for row in rows}) == 1 and PROJECT.match(rows[0]["project"])
@@ -122,9 +124,9 @@ def test_code_sets_name_their_project_and_gold_files(stem: str):
         assert bool(_CJK.search(row["question"])) == (row["lang"] == "zh"), where
         assert row["kind"] in KINDS - {"off_topic", "embed-only"}, where
         assert row["gold_symbol"] and all(isinstance(s, str) for s in row["gold_symbol"]), where
-        code = [g for g in row["gold"] if g.startswith(f"{CODE_SOURCE}:")]
+        code = [g for g in row["gold"] if g.startswith(f"{source}:")]
         notes = [g for g in row["gold"] if ":" not in g]
-        assert len(code) == 1 and code[0].endswith((".cc", ".h")), where
+        assert len(code) == 1 and code[0].endswith((".cc", ".c", ".h")), where
         if stem.startswith("mixed"):
             assert row["gold_all"] is True and len(notes) == 1 and row["gold"][0] == notes[0]
             text = (NOTES_VAULT / notes[0]).read_text(encoding="utf-8")
@@ -135,18 +137,20 @@ def test_code_sets_name_their_project_and_gold_files(stem: str):
             assert not notes and "gold_all" not in row, where
 
 
-def test_code_set_gold_is_in_the_checkout():
+@pytest.mark.parametrize("source", sorted(CODE_PROBE))
+def test_code_set_gold_is_in_the_checkout(source: str):
     """When the project is checked out (`scripts/code_eval.py` puts it in the temp dir, or
-    VAULT_RAG_LEVELDB names it), every gold file exists and holds each gold symbol's name."""
+    VAULT_RAG_<SOURCE> names it), every gold file exists and holds each gold symbol's name."""
     import os
     import tempfile
 
-    commit = _load("code-leveldb")[0]["project"].rsplit("@", 1)[1]
-    default = Path(tempfile.gettempdir()) / f"vault-rag-{CODE_SOURCE}-{commit[:10]}"
-    root = Path(os.environ.get("VAULT_RAG_LEVELDB", default))
-    if not (root / "db" / "db_impl.cc").is_file():
+    stems = [stem for stem in CODE_SETS if stem.split("-", 1)[1] == source]
+    commit = _load(stems[0])[0]["project"].rsplit("@", 1)[1]
+    default = Path(tempfile.gettempdir()) / f"vault-rag-{source}-{commit[:10]}"
+    root = Path(os.environ.get(f"VAULT_RAG_{source.upper()}", default))
+    if not (root / CODE_PROBE[source]).is_file():
         pytest.skip(f"no checkout of the project at {root} (scripts/code_eval.py makes one)")
-    for stem in CODE_SETS:
+    for stem in stems:
         for row in _load(stem):
             path = next(g for g in row["gold"] if ":" in g).split(":", 1)[1]
             text = (root / path).read_text(encoding="utf-8")

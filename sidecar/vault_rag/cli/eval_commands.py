@@ -21,11 +21,11 @@ from vault_rag.evaluation.qa import QAError, load_qa, source_key
 from vault_rag.evaluation.report import LABELS, to_markdown
 from vault_rag.evaluation.retrieval import SIDES, IndexSystem, System, evaluate, search_options
 from vault_rag.evaluation.translated import TranslatedSystem
-from vault_rag.graph.calibration import calibration_for
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.updates.indexer import IndexSummary
 from vault_rag.index.vault_index import MANIFEST_FILE, ModelMismatchError, VaultIndex
+from vault_rag.retrieval.calibration import calibration_for
 from vault_rag.retrieval.collections import UnknownCollectionError
 from vault_rag.retrieval.translate import translator_for
 from vault_rag.serving.context import make_indexer, open_index

@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vault_rag.graph.calibration import LEXICAL, calibration_for
 from vault_rag.graph.config import Configuration, Resources
 from vault_rag.graph.sources import note_link_target
+from vault_rag.retrieval.calibration import LEXICAL, calibration_for
 from vault_rag.retrieval.collections import search_collections
 from vault_rag.retrieval.focus import NoteFocus
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.config import Resources
 from vault_rag.graph.usage import zero_usage
+from vault_rag.retrieval.calibration import calibration_for
 from vault_rag.retrieval.translate import translate_question, translator_for
 
 KEEP = 32  # translations remembered per thread (the most recent)

@@ -1,18 +1,38 @@
 """One search over several collections (the vault and the sources beside it,
 `source_indexes/collections.py`): each collection ranked on its own by `hybrid_search`, then the
-lists merged by rank, so one collection's scale never decides the order. Scores of two
-indexes are not comparable (RRF over each index's own lists, BM25 statistics of each corpus),
-and a code tree of 50,000 units would otherwise drown a vault of 500 notes: the merge takes
-each collection's best first, then each one's second, … (ties in the order asked: the vault
-first). `docs/retrieval.md` measures it."""
+lists merged fairly, rank by rank: each collection's best first, then each one's second, …
+
+Scores of two indexes are not comparable (RRF over each index's own lists, BM25 statistics of
+each corpus), and raw cosines are not either: notes in prose sit closer to every question than
+code does. Rank by rank, a code tree of 50,000 units cannot drown a vault of 500 notes. Who
+goes first at each rank is decided by evidence calibrated per collection: the vault leads,
+unless a source's best result beats the vault's on either side, calibrated —
+- dense: its cosine stands further above that source's own chance level, less what its size
+  alone explains (`collection_null.py`), than the vault's does, and significantly so
+  (p < `SIGNIFICANCE` under the source's null);
+- lexical: its best BM25 on the size-independent scale (÷ ln passages, `retrieval/calibration.py`)
+  reaches the bar of strong lexical evidence and the vault's does not match it.
+A code question then gets its function first; a notes question beside an unrelated tree keeps
+its note first. Without vectors or BM25 scores the vault leads. `docs/retrieval.md` ("Fair
+merge") measures the variants tried: interleaving every result by calibrated score lifts code
+further but costs a notes vault beside an unrelated tree.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 
+import numpy as np
+
+from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
+from vault_rag.retrieval.calibration import LEXICAL
+from vault_rag.retrieval.collection_null import CollectionNull, null_of
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
+
+SIGNIFICANCE = 0.01  # a source displaces the vault only on evidence chance reaches 1 time in 100
 
 
 class UnknownCollectionError(ValueError):
@@ -36,8 +56,8 @@ def choose(
 
 
 def merge_by_rank(lists: Mapping[str, list[SearchResult]], k: int) -> list[SearchResult]:
-    """The `k` best of several collections' ranked lists, taken rank by rank (see the module
-    doc); each result says its collection."""
+    """The `k` best of several collections' ranked lists, taken rank by rank (the fallback,
+    see the module doc); each result says its collection."""
     ranked = [
         (rank, order, replace(result, collection=name))
         for order, (name, results) in enumerate(lists.items())
@@ -47,12 +67,107 @@ def merge_by_rank(lists: Mapping[str, list[SearchResult]], k: int) -> list[Searc
     return [result for _, _, result in ranked[:k]]
 
 
+def leader(
+    lists: Mapping[str, list[SearchResult]],
+    nulls: Mapping[str, CollectionNull | None],
+    query: np.ndarray | None,
+    passages: Mapping[str, int] | None = None,
+) -> str | None:
+    """The source that leads the merge (module doc), or None: the first collection leads.
+    `passages`: each collection's passage count, for the lexical side (None: dense only)."""
+    first, *others = lists
+    dense = _dense_keys(lists, nulls, query)
+    lexical = _lexical_keys(lists, passages or {})
+
+    def leads(name: str) -> bool:
+        null = nulls.get(name)
+        by_dense = (
+            name in dense
+            and first in dense
+            and dense[name] > dense[first]
+            and null is not None
+            and null.significant(dense[name], SIGNIFICANCE)
+        )
+        by_lexical = (
+            name in lexical
+            and lexical[name] >= LEXICAL.strong
+            and lexical[name] > lexical.get(first, 0.0)
+        )
+        return by_dense or by_lexical
+
+    strong = [name for name in others if leads(name)]
+    return max(
+        strong, key=lambda n: (dense.get(n, float("-inf")), lexical.get(n, 0.0)), default=None
+    )
+
+
+def _dense_keys(
+    lists: Mapping[str, list[SearchResult]],
+    nulls: Mapping[str, CollectionNull | None],
+    query: np.ndarray | None,
+) -> dict[str, float]:
+    """Each calibratable collection's best cosine as its null's `top_key`."""
+    keys: dict[str, float] = {}
+    for name, results in lists.items():
+        null = nulls.get(name)
+        cosines = [r.dense_score for r in results if r.dense_score is not None]
+        if null is not None and query is not None and cosines and null.mean.shape == query.shape:
+            keys[name] = null.top_key(query, max(cosines))
+    return keys
+
+
+def _lexical_keys(
+    lists: Mapping[str, list[SearchResult]], passages: Mapping[str, int]
+) -> dict[str, float]:
+    """Each collection's best BM25 ÷ ln(passages) (the evidence check's scale), where its
+    index is big enough for BM25 to mean anything."""
+    keys: dict[str, float] = {}
+    for name, results in lists.items():
+        count = passages.get(name, 0)
+        scores = [r.lexical_score for r in results if r.lexical_score is not None]
+        if count >= LEXICAL.min_passages and scores:
+            keys[name] = max(scores) / math.log(count)
+    return keys
+
+
+def merge_fair(
+    lists: Mapping[str, list[SearchResult]],
+    nulls: Mapping[str, CollectionNull | None],
+    query: np.ndarray | None,
+    k: int,
+    passages: Mapping[str, int] | None = None,
+) -> list[SearchResult]:
+    """The `k` best of the lists, rank by rank, the `leader` first at each rank."""
+    lead = leader(lists, nulls, query, passages)
+    if lead is None:
+        return merge_by_rank(lists, k)
+    return merge_by_rank({lead: lists[lead]} | {n: r for n, r in lists.items() if n != lead}, k)
+
+
 def search_collections(
     indexes: Mapping[str, VaultIndex], query: str, options: SearchOptions
 ) -> list[SearchResult]:
-    """`hybrid_search` in each index, merged by rank (one index: its own list, unchanged)."""
+    """`hybrid_search` in each index, merged fairly (one index: its own list, unchanged)."""
     lists = {name: hybrid_search(index, query, options) for name, index in indexes.items()}
     if len(lists) == 1:
         name, results = next(iter(lists.items()))
         return [replace(r, collection=name) for r in results]
-    return merge_by_rank(lists, options.k)
+    nulls = {name: null_of(index) for name, index in indexes.items()}
+    passages = {name: index.lexical.count() for name, index in indexes.items()}
+    query_vector = _query_vector(indexes, query, options)
+    return merge_fair(lists, nulls, query_vector, options.k, passages)
+
+
+def _query_vector(
+    indexes: Mapping[str, VaultIndex], query: str, options: SearchOptions
+) -> np.ndarray | None:
+    """The question's embedding (every collection shares the vault's model); None when the
+    dense side is off or the model cannot be reached."""
+    if "dense" not in options.retrievers or not query.strip():
+        return None
+    try:
+        vector = np.asarray(next(iter(indexes.values())).provider.embed_query(query), float)
+    except (StoreUnavailableError, OSError, RuntimeError):
+        return None
+    norm = np.linalg.norm(vector)
+    return vector / norm if norm > 0 else None

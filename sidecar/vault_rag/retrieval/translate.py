@@ -8,7 +8,7 @@ most of the vault's text is written in (`VaultIndex.vault_script`, counted at in
 
 What comes back is used only when it looks like a translation: written in the vault's script,
 not the question again, and related to the question by the index's embedding model (a bar
-calibrated per model: `translation_relevance`, `graph/calibration.py`). A timeout, an HTTP
+calibrated per model: `translation_relevance`, `retrieval/calibration.py`). A timeout, an HTTP
 error or a reply that fails these checks means no translation, with the reason; nothing fails.
 The caller keeps the original question as the first query and adds the translation after it.
 

@@ -10,11 +10,11 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.config import Configuration, get_resources
 from vault_rag.graph.nodes.common import progress
 from vault_rag.graph.sources import citation_of
 from vault_rag.graph.state import Doc, State
+from vault_rag.retrieval.calibration import calibration_for
 
 
 def _unit(vector: list[float]) -> list[float]:

@@ -11,7 +11,6 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
 from vault_rag.embeddings.base import EmbeddingError, EmbeddingProvider
-from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.config import Configuration, get_resources
 from vault_rag.graph.llm import LLMUnavailable, StructuredOutputError, bounds
 from vault_rag.graph.nodes.common import failure_update, progress, usable_model
@@ -19,6 +18,7 @@ from vault_rag.graph.prompts.plan import HYDE_RULE, PLAN_CONTEXT, PLAN_SYSTEM, W
 from vault_rag.graph.state import Aspect, State
 from vault_rag.graph.translation import translation_for
 from vault_rag.graph.usage import add_usage
+from vault_rag.retrieval.calibration import calibration_for
 
 
 class PlannedAspect(BaseModel):

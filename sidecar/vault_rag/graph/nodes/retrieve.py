@@ -11,7 +11,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Send
 from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this one
 
-from vault_rag.graph.calibration import calibration_for
 from vault_rag.graph.config import Configuration, Resources, get_resources
 from vault_rag.graph.evidence import search_options, searched_indexes
 from vault_rag.graph.focus import search_focus, selection_query
@@ -19,6 +18,7 @@ from vault_rag.graph.nodes.common import progress
 from vault_rag.graph.nodes.tasks import after_retrieval, task_failed
 from vault_rag.graph.sources import doc_from_page, doc_from_result
 from vault_rag.graph.state import Aspect, Doc, Focus, State
+from vault_rag.retrieval.calibration import calibration_for
 from vault_rag.retrieval.collections import search_collections
 
 

@@ -216,5 +216,37 @@ UNREAL_LINE = re.compile(r"^\s*U(?:CLASS|STRUCT|ENUM|INTERFACE|FUNCTION|PROPERTY
 
 
 def blank_macros(source: bytes) -> bytes:
-    """`source` with Unreal's macros replaced by spaces (newlines inside them kept)."""
-    return _UNREAL_MACRO.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), source)
+    """`source` with Unreal's macros and mid-list conditional directives replaced by spaces
+    (newlines inside them kept)."""
+    source = _UNREAL_MACRO.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), source)
+    return blank_inline_directives(source)
+
+
+# tree-sitter-cpp reads `#if`/`#else`/`#endif` between declarations and statements, not inside a
+# list: LevelDB's `Limiter(int n) :\n#if !defined(NDEBUG)\n max_(n),\n#endif\n allowed_(n) {`
+# breaks the parse, and every later class of the file gets a wrong path. A conditional line
+# whose previous code line ends inside a list (`,`, `(`, or a `:` that is no label) is blanked;
+# both branches' code stays, which a parser reads as one longer list.
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b")
+_LABEL = re.compile(rb"^\s*(?:public|private|protected|default|case\b.*)\s*:$")
+
+
+def blank_inline_directives(source: bytes) -> bytes:
+    """`source` with the conditional directives inside a list blanked (see above)."""
+    if b"#" not in source:
+        return source
+    lines = source.split(b"\n")
+    previous = b""  # the last code line, comments and directives skipped
+    for i, line in enumerate(lines):
+        if _DIRECTIVE.match(line):
+            if previous.endswith((b",", b"(")) or (
+                previous.endswith(b":")
+                and not previous.endswith(b"::")
+                and not _LABEL.match(previous)
+            ):
+                lines[i] = re.sub(rb"[^\r]", b" ", line)
+            continue
+        code = line.split(b"//", 1)[0].rstrip()
+        if code and not code.lstrip().startswith((b"#", b"/*", b"*")):
+            previous = code
+    return b"\n".join(lines)

@@ -1,0 +1,195 @@
+"""The fair merge across collections (issue 27, `retrieval/collections.py`): a notes vault and
+a much larger code tree (a real `git init` checkout of generated files), real Chroma and BM25,
+the hash embedder. A code question's function comes first, a notes question's note comes
+first, and the large tree does not take the notes' places; the plain rank-by-rank merge it
+replaces put the vault first for every question."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from vault_rag.retrieval.collection_null import CollectionNull, null_of
+from vault_rag.retrieval.collections import leader, merge_by_rank, merge_fair, search_collections
+from vault_rag.retrieval.hybrid import SearchResult, search_options
+from vault_rag.serving.context import make_indexer, open_index
+from vault_rag.settings import Settings, SourceSpec
+from vault_rag.source_indexes.collections import index_sources, open_source
+from vault_rag.source_indexes.specs import save_added
+
+NOTES = {
+    "Sourdough starter.md": "Feed the sourdough starter with rye flour and water every morning; "
+    "a starter that doubles in six hours is ready for the dough.",
+    "Pasta dough.md": "Knead the pasta dough with eggs and semolina, rest it under a towel, "
+    "then roll sheets thin enough to read through.",
+    "Tomato sauce.md": "Simmer crushed tomatoes with garlic and olive oil until the sauce "
+    "thickens; salt at the end.",
+    "Pizza oven.md": "Heat the pizza oven stone for an hour; bake the pizza two minutes "
+    "and turn it once.",
+    "Risotto.md": "Toast the rice in butter, add warm stock a ladle at a time and stir.",
+    "Pickles.md": "Cover the cucumbers with brine of vinegar, dill and salt; wait a week.",
+    "Bread crust.md": "Steam in the first ten minutes gives the loaf a thin, crackling crust.",
+    "Stock.md": "Roast the bones, cover them with cold water and simmer for six hours.",
+    "Pancakes.md": "Whisk milk, flour and eggs into a thin batter and let it stand.",
+    "Curry paste.md": "Pound chillies, lemongrass, garlic and shallots into a smooth paste.",
+}
+CHECKSUM = """\
+#include <stdint.h>
+
+/* Rolling checksum of a byte buffer: two running sums folded modulo a prime. */
+uint32_t rolling_checksum(const uint8_t *buffer, size_t length)
+{
+    uint32_t low = 1, high = 0;
+    for (size_t i = 0; i < length; i++) {
+        low = (low + buffer[i]) % 65521;
+        high = (high + low) % 65521;
+    }
+    return (high << 16) | low;
+}
+"""
+WORDS = ["stream", "window", "queue", "table", "state", "block", "header", "symbol", "node"]
+
+
+@pytest.fixture(scope="module")
+def indexes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    root = tmp_path_factory.mktemp("fair")
+    vault = root / "vault"
+    vault.mkdir()
+    for name, text in NOTES.items():
+        (vault / name).write_text(f"# {name[:-3]}\n\n{text}\n", encoding="utf-8")
+    repo = root / "codec"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "checksum.c").write_text(CHECKSUM, encoding="utf-8")
+    for i in range(120):  # a tree thirty times the vault's size
+        a, b = WORDS[i % len(WORDS)], WORDS[(i * 7 + 3) % len(WORDS)]
+        (repo / "src" / f"part{i}.c").write_text(
+            f"/* Reset the {a} of the {b} before the next {a}. */\n"
+            f"void reset_{a}_{b}_{i}(struct {b} *s)\n{{\n    s->{a} = {i};\n}}\n",
+            encoding="utf-8",
+        )
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    data = root / "data"
+    spec = SourceSpec(name="codec", path=repo, kind="code")
+    save_added(data, [spec])
+    settings = Settings(vault=vault, data_dir=data, embeddings="hash", llm_model=None)
+    vault_index = open_index(settings)
+    make_indexer(settings, vault_index).run()
+    assert [r.error for r in index_sources(settings, vault_index.provider)] == [None]
+    source = open_source(settings, spec, repo.resolve(), vault_index.provider)
+    try:
+        yield {"settings": settings, "indexes": {"vault": vault_index, "codec": source}}
+    finally:
+        source.close()
+        vault_index.close()
+
+
+def _search(indexes: dict, question: str) -> list[SearchResult]:
+    options = search_options(indexes["settings"], k=10)
+    return search_collections(indexes["indexes"], question, options)
+
+
+def test_a_code_question_gets_its_function_first(indexes) -> None:
+    hits = _search(
+        indexes, "which function computes the rolling checksum of a buffer, low and high sums"
+    )
+    assert (hits[0].collection, hits[0].note_path) == ("codec", "src/checksum.c")
+    assert hits[0].symbol == "rolling_checksum"
+
+
+def test_a_notes_question_keeps_its_note_first_beside_a_large_tree(indexes) -> None:
+    hits = _search(indexes, "how long do I rest the pasta dough with eggs and semolina")
+    assert (hits[0].collection, hits[0].note_path) == ("vault", "Pasta dough.md")
+    # the tree's 121 files do not crowd out the notes: the notes closest to it are in the top
+    top = [(h.collection, h.note_path) for h in hits]
+    assert sum(collection == "vault" for collection, _ in top[:5]) >= 3
+
+
+def test_each_collection_keeps_its_own_order(indexes) -> None:
+    question = "reset the window of the stream state"
+    hits = _search(indexes, question)
+    options = search_options(indexes["settings"], k=10)
+    for name, index in indexes["indexes"].items():
+        own = [r.chunk_id for r in search_collections({name: index}, question, options)]
+        merged = [h.chunk_id for h in hits if h.collection == name]
+        assert merged == own[: len(merged)]
+
+
+def test_null_statistics_are_the_collections_own(indexes) -> None:
+    vault, codec = (null_of(indexes["indexes"][n]) for n in ("vault", "codec"))
+    assert vault is not None and codec is not None
+    assert codec.units > 5 * vault.units
+    assert null_of(indexes["indexes"]["codec"]) is codec  # kept until the index changes
+
+
+def _result(chunk: str, cosine: float | None) -> SearchResult:
+    return SearchResult(
+        note_path=f"{chunk}.md", heading_path="", anchor="", chunk_id=chunk, score=0.0,
+        text="", origin=f"{chunk}.md", line_start=1, line_end=1, dense_score=cosine,
+    )  # fmt: skip
+
+
+NULL = {"mean": np.array([0.5, 0.0]), "cov": np.diag([0.01, 0.01])}  # chance: 0.5 ± 0.1
+QUERY = np.array([1.0, 0.0])
+
+
+def test_size_alone_does_not_lead() -> None:
+    """The same best cosine, 4 sd above chance in both: in a collection of 50 units that is
+    beyond chance, in one of 100,000 it is what chance gives (the best of 100,000 normals is
+    about 4.3 sd), so the large source does not lead; a cosine 8 sd above chance does."""
+    nulls = {
+        "vault": CollectionNull(units=50, **NULL),
+        "big": CollectionNull(units=100_000, **NULL),
+    }
+    lists = {"vault": [_result("n1", 0.9), _result("n2", 0.7)], "big": [_result("c1", 0.9)]}
+    assert leader(lists, nulls, QUERY) is None
+    assert [r.chunk_id for r in merge_fair(lists, nulls, QUERY, 3)] == ["n1", "c1", "n2"]
+    lists["big"] = [_result("c1", 1.3)]
+    assert leader(lists, nulls, QUERY) == "big"
+    assert [r.chunk_id for r in merge_fair(lists, nulls, QUERY, 3)] == ["c1", "n1", "n2"]
+
+
+def test_a_source_stronger_than_the_vault_but_within_chance_does_not_lead() -> None:
+    nulls = {n: CollectionNull(units=1000, **NULL) for n in ("vault", "code")}
+    # the best of 1,000 reaches 3.2 sd by chance (the vault's 3 sd: -0.2), and p < .01 asks
+    # 1.24 sd more: 3.5 sd (key 0.3) beats the vault but not chance, 4.7 sd (key 1.5) does
+    lists = {"vault": [_result("n1", 0.80)], "code": [_result("c1", 0.85)]}
+    assert leader(lists, nulls, QUERY) is None
+    lists["code"] = [_result("c1", 0.97)]
+    assert leader(lists, nulls, QUERY) == "code"
+
+
+def test_without_vectors_the_vault_leads() -> None:
+    lists = {
+        "vault": [_result("n1", None), _result("n2", None)],
+        "code": [_result("c1", 0.9), _result("c2", 0.8)],
+    }
+    nulls = {"vault": None, "code": CollectionNull(np.zeros(2), np.eye(2), 100)}
+    merged = merge_fair(lists, nulls, QUERY, 4)
+    assert [r.chunk_id for r in merged] == ["n1", "c1", "n2", "c2"]
+    assert merged == merge_by_rank(lists, 4)
+    assert merge_fair(lists, {"vault": None, "code": None}, None, 4) == merged
+
+
+def _lexical(chunk: str, bm25: float) -> SearchResult:
+    result = _result(chunk, None)
+    result.lexical_score = bm25
+    return result
+
+
+def test_strong_lexical_evidence_leads_on_the_size_independent_scale() -> None:
+    """BM25 ÷ ln(passages) (retrieval/calibration.py's scale): 8.0 over 2,000 passages is 1.05,
+    strong (≥ 0.93), and beats the vault's 3.0 over 200 (0.57); 5.0 over 2,000 (0.66) is not
+    strong; an index under 20 passages says nothing by BM25."""
+    lists = {"vault": [_lexical("n1", 3.0)], "code": [_lexical("c1", 8.0)]}
+    nulls = {"vault": None, "code": None}
+    assert leader(lists, nulls, None, {"vault": 200, "code": 2000}) == "code"
+    merged = merge_fair(lists, nulls, None, 2, {"vault": 200, "code": 2000})
+    assert [r.chunk_id for r in merged] == ["c1", "n1"]
+    lists["code"] = [_lexical("c1", 5.0)]
+    assert leader(lists, nulls, None, {"vault": 200, "code": 2000}) is None
+    lists = {"vault": [_lexical("n1", 3.0)], "code": [_lexical("c1", 8.0)]}
+    assert leader(lists, nulls, None, {"vault": 200, "code": 10}) is None
+    assert leader(lists, nulls, None, None) is None  # no counts: dense only
