@@ -61,6 +61,18 @@ export interface VaultCitation {
   cite: string;
   chunk_id?: string;
   line_start?: number | null;
+  line_end?: number | null;
+  /** `vault` or a source's name (`GET /v1/collections`). */
+  collection?: string;
+  /** Code: the function, method, class or struct, cited `note_path:line_start-line_end`. */
+  symbol?: string | null;
+  /** `code` for a unit of a code source (its file is outside the vault); absent otherwise. */
+  source_kind?: string;
+  /** Code: the cited lines, verbatim (the pane shows them: the file cannot open in Obsidian). */
+  text?: string;
+  /** C/C++: the other file of the `.h`/`.cpp` pair; where the header declares it. */
+  related_file?: string | null;
+  declared_at?: string | null;
 }
 
 export interface WebCitation {
@@ -193,10 +205,26 @@ export function parseCitations(value: unknown): Citation[] {
         cite: str(item.cite),
         chunk_id: typeof item.chunk_id === "string" ? item.chunk_id : undefined,
         line_start: num(item.line_start),
+        ...codeFields(item),
       });
     }
   }
   return out;
+}
+
+/** The fields a citation of a code source adds (none for a vault note: it keeps its shape). */
+function codeFields(item: Record<string, unknown>): Partial<VaultCitation> {
+  if (item.source_kind !== "code") return {};
+  const opt = (value: unknown): string | null => (typeof value === "string" && value ? value : null);
+  return {
+    source_kind: "code",
+    collection: str(item.collection) || "vault",
+    line_end: num(item.line_end),
+    symbol: opt(item.symbol),
+    text: str(item.text),
+    related_file: opt(item.related_file),
+    declared_at: opt(item.declared_at),
+  };
 }
 
 export function parseStatus(value: unknown): SidecarStatus {

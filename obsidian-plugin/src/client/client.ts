@@ -44,6 +44,7 @@ import {
   parseEmbeddingTest,
 } from "./embeddings";
 import { ProofGate } from "./proofGate";
+import { COLLECTION_ROUTES, type CollectionList, parseCollections } from "./collections";
 import { MODEL_ROUTES, type ModelsState, type ModelsUpdate, type ModelTry, parseModelsState, parseModelTry } from "./models";
 import { parseSSE } from "./sse";
 
@@ -192,13 +193,19 @@ export class SidecarClient {
     return parseEmbeddingTest(await this.json("POST", EMBEDDING_ROUTES.test, choice, { timeoutMs: 150_000, ...options }));
   }
 
+  /** `GET /v1/collections`: the vault and the sources beside it, for the collection picker. */
+  async collections(options: RequestOptions = {}): Promise<CollectionList> {
+    return parseCollections(await this.json("GET", COLLECTION_ROUTES.collections, undefined, options));
+  }
+
   /** The sidecar's manifest: note path → hash (see sync/content.ts for what is hashed). */
   async noteHashes(options: RequestOptions = {}): Promise<Map<string, string>> {
     return parseHashes(await this.json("GET", ROUTES.hashes, undefined, { timeoutMs: 60_000, ...options }));
   }
 
-  async search(query: string, limit = 10, options: RequestOptions = {}): Promise<unknown> {
-    return this.json("POST", ROUTES.search, { query, k: limit }, options);
+  /** `collections`: search only these (`vault`, sources' names); absent: the sidecar's default. */
+  async search(query: string, limit = 10, options: RequestOptions = {}, collections?: string[]): Promise<unknown> {
+    return this.json("POST", ROUTES.search, { query, k: limit, ...(collections ? { collections } : {}) }, options);
   }
 
   /** `GET /v1/related`: the notes closest to `path`, from its stored vectors (no model call). */

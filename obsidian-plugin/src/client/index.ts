@@ -1,4 +1,5 @@
 export { SidecarClient, type FetchLike, type RequestOptions, type SidecarConfig } from "./client";
+export { type CollectionList, type CollectionState, parseCollections } from "./collections";
 export { parseSSE, type SSEMessage } from "./sse";
 export {
   ASK_EVENTS,

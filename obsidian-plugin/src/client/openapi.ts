@@ -38,6 +38,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The vault and the sources beside it */
+        get: operations["collections_v1_collections_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/notes": {
         parameters: {
             query?: never;
@@ -498,6 +515,92 @@ export interface components {
              * @description Why the list could not be read; null: it was
              */
             error: string | null;
+        };
+        /** CollectionList */
+        CollectionList: {
+            /**
+             * Collections
+             * @description The vault first, then each source
+             */
+            collections: components["schemas"]["CollectionState"][];
+            /**
+             * Default
+             * @description What a search without `collections` covers (the `default_collections` setting)
+             * @enum {string}
+             */
+            default: "all" | "vault";
+            /**
+             * Scanning
+             * @description The start-up indexing of the sources is still running
+             */
+            scanning: boolean;
+            /**
+             * Problem
+             * @description Why the sources' declarations do not read (then only the vault)
+             */
+            problem?: string | null;
+        };
+        /** CollectionState */
+        CollectionState: {
+            /**
+             * Name
+             * @description What `collections` takes: `vault`, or a source's name
+             */
+            name: string;
+            /**
+             * Kind
+             * @description `vault` (the served vault or another vault), `code`, `markdown`
+             */
+            kind: string;
+            /**
+             * Primary
+             * @description The served vault itself (its files open in Obsidian)
+             */
+            primary: boolean;
+            /**
+             * Path
+             * @description Its folder on the sidecar's machine
+             */
+            path: string;
+            /**
+             * Indexed
+             * @description It has an index (a new source is indexed at start-up)
+             */
+            indexed: boolean;
+            /**
+             * Files
+             * @description Files indexed
+             * @default 0
+             */
+            files?: number;
+            /**
+             * Chunks
+             * @description Passages (code: symbol units) indexed
+             * @default 0
+             */
+            chunks?: number;
+            /**
+             * Embedded
+             * @description …of which have their vectors
+             * @default 0
+             */
+            embedded?: number;
+            /**
+             * Skipped
+             * @description Files and folders its rules left out
+             * @default 0
+             */
+            skipped?: number;
+            /**
+             * Skipped Files
+             * @description The first of them, with why (as `vault-rag status`)
+             */
+            skipped_files?: components["schemas"]["SkippedFile"][];
+            /**
+             * Problem
+             * @description Why it cannot be indexed (missing folder, overlap…); null: none
+             */
+            problem?: string | null;
         };
         /** EmbeddingCost */
         EmbeddingCost: {
@@ -1288,6 +1391,16 @@ export interface components {
              * @description Code: the function, method, class or struct (`AMyActor::BeginPlay`); cite `note_path:line_start-line_end`
              */
             symbol?: string | null;
+            /**
+             * Related File
+             * @description C/C++: the other file of the `.h`/`.cpp` pair (same collection)
+             */
+            related_file?: string | null;
+            /**
+             * Declared At
+             * @description C/C++: where the header declares this definition (`path:line-line`)
+             */
+            declared_at?: string | null;
         };
         /** SearchRequest */
         SearchRequest: {
@@ -1314,6 +1427,19 @@ export interface components {
             results: components["schemas"]["SearchHit"][];
             /** Took Ms */
             took_ms: number;
+        };
+        /** SkippedFile */
+        SkippedFile: {
+            /**
+             * Path
+             * @description Source-relative; a folder ends in `/`
+             */
+            path: string;
+            /**
+             * Why
+             * @description The rule that left it out (`.gitignore`, size limit, binary…)
+             */
+            why: string;
         };
         /** Status */
         Status: {
@@ -1769,6 +1895,35 @@ export interface operations {
             };
             /** @description Invalid JSON or invalid fields */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    collections_v1_collections_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionList"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -36,6 +36,8 @@ import { AskPane } from "./pane";
 import { hoverNoteTarget, openNoteTarget } from "./workspaceLinks";
 
 export const VIEW_TYPE_ASK = "vault-rag-ask";
+/** The collection picker's choice, kept on this device (`collectionChoice.ts`). */
+const COLLECTIONS_KEY = "vault-rag-collections";
 
 export interface AskViewHost {
   client: SidecarClient;
@@ -135,6 +137,10 @@ export class AskView extends ItemView implements HoverParent {
           return { inUse: chat.model, models: chat.models, error: chat.error };
         },
         store: new ThreadModels(deviceText(this.app, THREAD_MODELS_KEY)),
+      },
+      collectionPicker: {
+        list: (signal) => client.collections({ signal }),
+        store: deviceText(this.app, COLLECTIONS_KEY),
       },
       noteContext: () => {
         const path = this.editors.target;

@@ -29,6 +29,7 @@ import { type Clock, systemClock } from "../sync/timing";
 import { describeError, randomThreadId, threadTurns } from "./conversation";
 import { h, show } from "./dom";
 import { followBottom } from "./followBottom";
+import { CollectionPicker } from "./collectionPicker";
 import { HistoryPanel } from "./history";
 import { StatusPanel } from "./indexStatus";
 import { type AskNote, askNote } from "./noteContext";
@@ -54,6 +55,7 @@ export class AskPane {
   readonly status: StatusPanel;
   readonly noteToggle: NoteToggle;
   readonly modelPicker: ModelPicker | null;
+  readonly collectionPicker: CollectionPicker | null;
   threadId: string;
   private turns: TurnView[] = [];
   private running: { controller: AbortController; done: Promise<void> } | null = null;
@@ -81,6 +83,8 @@ export class AskPane {
     this.modelPicker = deps.modelPicker ? new ModelPicker(toolbar, deps.modelPicker) : null;
     this.modelPicker?.setThread(this.threadId);
     void this.modelPicker?.refresh();
+    this.collectionPicker = deps.collectionPicker ? new CollectionPicker(toolbar, this.root, deps.collectionPicker) : null;
+    void this.collectionPicker?.refresh();
     this.newButton = h(toolbar, "button", { text: "New chat", testid: "new-conversation" });
     this.historyButton = h(toolbar, "button", {
       text: "History",
@@ -174,6 +178,7 @@ export class AskPane {
       mode: this.mode,
       ...(about ? { note: about } : {}),
       ...this.modelPicker?.request(),
+      ...this.collectionPicker?.request(),
     };
     const done = this.stream(turn, request, controller);
     this.running = { controller, done };
@@ -290,6 +295,7 @@ export class AskPane {
     this.closeHistory();
     this.clearTurns();
     this.modelPicker?.destroy();
+    this.collectionPicker?.destroy();
     this.root.remove();
   }
 

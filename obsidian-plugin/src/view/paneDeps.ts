@@ -6,6 +6,7 @@
  */
 import type { AnswerMode, AskEvent, AskRequest, ThreadList, ThreadMessage } from "../client";
 import type { Clock } from "../sync/timing";
+import type { CollectionPickerDeps } from "./collectionPicker";
 import type { StatusPanelDeps } from "./indexStatus";
 import type { ModelPickerDeps } from "./modelPicker";
 import type { NoteTarget } from "./noteTarget";
@@ -47,4 +48,7 @@ export interface AskPaneDeps {
   noteContext?(): { path: string; selection: string; links: string[] } | null;
   /** The per-conversation model picker (`modelPicker.ts`); absent: no picker. */
   modelPicker?: ModelPickerDeps;
+  /** The collection picker (`collectionPicker.ts`: the vault and the sources beside it); absent:
+   * none, and questions search the sidecar's default. */
+  collectionPicker?: CollectionPickerDeps;
 }

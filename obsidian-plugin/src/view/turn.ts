@@ -7,6 +7,8 @@
 import type { AskEvent, Citation } from "../client";
 import type { Clock } from "../sync/timing";
 import { ActionRow } from "./actionRow";
+import { isCodeCitation } from "./codeCitation";
+import { CodeViews } from "./codeView";
 import { clear, h, show } from "./dom";
 import { linkTarget, type NoteTarget, noteTarget } from "./noteTarget";
 import { type AskNote, describeAsking, describeFocus } from "./noteContext";
@@ -84,6 +86,8 @@ export class TurnView {
   private renderSeq = 0;
   private dispose: (() => void) | null = null;
   private rendering: Promise<void> = Promise.resolve();
+  /** Citations of a code source: shown in the pane (`codeView.ts`), not opened. */
+  private readonly codeViews: CodeViews;
 
   constructor(
     parent: HTMLElement,
@@ -91,6 +95,7 @@ export class TurnView {
     private readonly options: TurnOptions,
   ) {
     this.el = h(parent, "div", { cls: "vault-rag-turn", testid: "turn" });
+    this.codeViews = new CodeViews({ render: options.render, copy: (text) => options.actions.copy(text), describeError: (e) => options.actions.describeError(e) });
     h(this.el, "div", { cls: "vault-rag-question", text: question, testid: "turn-question" });
     this.progressEl = h(this.el, "div", { cls: "vault-rag-progress", testid: "progress", attrs: { "aria-live": "polite" } });
     const note = options.note ?? null;
@@ -230,6 +235,7 @@ export class TurnView {
     this.renderSeq++;
     this.dispose?.();
     this.dispose = null;
+    this.codeViews.destroy();
     this.el.remove();
   }
 
@@ -293,6 +299,10 @@ export class TurnView {
           testid: "citation",
           attrs: { href: citation.url, target: "_blank", rel: "noopener noreferrer", "data-kind": "web" },
         });
+        continue;
+      }
+      if (isCodeCitation(citation)) {
+        this.codeViews.add(item, citation);
         continue;
       }
       const target = citationTarget(citation);

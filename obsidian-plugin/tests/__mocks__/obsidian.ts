@@ -634,6 +634,8 @@ const ICON_GLYPHS: Record<string, string> = {
   "thumbs-up": "👍",
   "thumbs-down": "👎",
   "file-plus": "＋",
+  library: "▤",
+  "clipboard-copy": "❐",
 };
 
 /** Obsidian's `setIcon`: here the icon's name in `data-icon` and a glyph as the text. */

@@ -19,6 +19,7 @@ from vault_rag.api.middleware import BodyLimitMiddleware, CORSMiddleware, HostCh
 from vault_rag.api.routers import (
     answers,
     ask,
+    collections,
     embeddings,
     exclude,
     health,
@@ -137,6 +138,7 @@ def create_app(
     v1.include_router(health.router)
     for module in (
         status,
+        collections,
         notes,
         search,
         related,

@@ -154,6 +154,41 @@ class Status(BaseModel):
     )
 
 
+# -- collections -------------------------------------------------------------------------------
+class SkippedFile(BaseModel):
+    path: str = Field(description="Source-relative; a folder ends in `/`")
+    why: str = Field(description="The rule that left it out (`.gitignore`, size limit, binary…)")
+
+
+class CollectionState(BaseModel):
+    name: str = Field(description="What `collections` takes: `vault`, or a source's name")
+    kind: str = Field(description="`vault` (the served vault or another vault), `code`, `markdown`")
+    primary: bool = Field(description="The served vault itself (its files open in Obsidian)")
+    path: str = Field(description="Its folder on the sidecar's machine")
+    indexed: bool = Field(description="It has an index (a new source is indexed at start-up)")
+    files: int = Field(0, description="Files indexed")
+    chunks: int = Field(0, description="Passages (code: symbol units) indexed")
+    embedded: int = Field(0, description="…of which have their vectors")
+    skipped: int = Field(0, description="Files and folders its rules left out")
+    skipped_files: list[SkippedFile] = Field(
+        default_factory=list, description="The first of them, with why (as `vault-rag status`)"
+    )
+    problem: str | None = Field(
+        None, description="Why it cannot be indexed (missing folder, overlap…); null: none"
+    )
+
+
+class CollectionList(BaseModel):
+    collections: list[CollectionState] = Field(description="The vault first, then each source")
+    default: Literal["all", "vault"] = Field(
+        description="What a search without `collections` covers (the `default_collections` setting)"
+    )
+    scanning: bool = Field(description="The start-up indexing of the sources is still running")
+    problem: str | None = Field(
+        None, description="Why the sources' declarations do not read (then only the vault)"
+    )
+
+
 # -- notes -------------------------------------------------------------------------------------
 class PostedNoteIn(ApiModel):
     path: NotePath
@@ -350,6 +385,14 @@ class SearchHit(BaseModel):
         None,
         description="Code: the function, method, class or struct (`AMyActor::BeginPlay`); "
         "cite `note_path:line_start-line_end`",
+    )
+    related_file: str | None = Field(
+        None,
+        description="C/C++: the other file of the `.h`/`.cpp` pair (same collection)",
+    )
+    declared_at: str | None = Field(
+        None,
+        description="C/C++: where the header declares this definition (`path:line-line`)",
     )
 
 

@@ -61,6 +61,8 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         collection=result.collection,
         symbol=result.symbol or "",
         source_kind=result.kind,
+        related_file=result.related_file or "",
+        declared_at=result.declared_at or "",
     )
 
 
@@ -102,7 +104,7 @@ def citation_of(doc: Doc) -> dict[str, Any]:
             "cite": doc["cite"],
             "doc_id": doc["id"],
         }
-    return {
+    record = {
         "kind": "vault",
         "note_path": doc["note_path"],
         "heading": doc.get("heading", ""),
@@ -116,6 +118,16 @@ def citation_of(doc: Doc) -> dict[str, Any]:
         "collection": doc.get("collection", "vault"),
         "symbol": doc.get("symbol") or None,
     }
+    if doc.get("source_kind") == "code":
+        # A code source's files are outside the vault: the pane shows the cited lines itself
+        # (`text`, the unit verbatim) instead of opening the file.
+        record.update(
+            source_kind="code",
+            text=doc.get("text", ""),
+            related_file=doc.get("related_file") or None,
+            declared_at=doc.get("declared_at") or None,
+        )
+    return record
 
 
 def format_evidence(docs: list[Doc], limit: int | None = None) -> str:

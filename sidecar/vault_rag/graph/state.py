@@ -65,6 +65,8 @@ class Doc(TypedDict, total=False):
     collection: str  # "vault" or a source's name (retrieval/collections.py)
     symbol: str  # code: the function, method, class or struct; cited `path:line-line`
     source_kind: str  # the file's kind: md, pdf, canvas or code (a code unit is quoted whole)
+    related_file: str  # C/C++: the other file of the .h/.cpp pair ("" when none)
+    declared_at: str  # C/C++: where the header declares this definition (`path:line-line`)
     # web
     url: str
     title: str

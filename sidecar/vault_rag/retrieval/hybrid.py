@@ -350,6 +350,8 @@ def _result(
         page=chunk.extra.get("page"),
         page_end=chunk.extra.get("page_end"),
         symbol=str(chunk.extra["symbol"]) if chunk.extra.get("symbol") else None,
+        related_file=chunk.extra.get("related_file") or None,
+        declared_at=chunk.extra.get("declared_at") or None,
         **_context(chunk),
     )
 

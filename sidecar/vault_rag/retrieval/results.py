@@ -45,6 +45,10 @@ class SearchResult:
     # unit's symbol (`AMyActor::BeginPlay`), cited as `note_path:line_start-line_end`.
     collection: str = "vault"
     symbol: str | None = None
+    # C/C++ `.h`/`.cpp` pairs (`sources/code/pairs.py`): the partner file, and where the header
+    # declares this definition (`path:line-line`).
+    related_file: str | None = None
+    declared_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
