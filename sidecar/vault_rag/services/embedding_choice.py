@@ -127,6 +127,18 @@ def refusal(
         )
     if not option["available"]:
         return str(option["reason"])
+    from vault_rag.source_indexes.specs import SourceError, all_specs
+
+    try:
+        sources = [spec.name for spec in all_specs(settings, settings.resolved_data_dir())]
+    except SourceError as exc:
+        return str(exc)
+    if sources:  # their own indexes would keep the old model's vectors: searches would refuse
+        return (
+            f"the sources beside the vault ({', '.join(sources)}) are indexed with the current "
+            "model and a switch from Obsidian does not re-embed them yet: set `embeddings` in "
+            "the settings file and run `vault-rag index --rebuild` (it re-embeds them too)"
+        )
     return None
 
 
