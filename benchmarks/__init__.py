@@ -24,4 +24,5 @@ BENCHMARKS = {
     "mcp_start": "start-up of `vault-rag mcp` over stdio",
     "pdf": "PDF text extraction: pypdfium2 vs pypdf, speed and CJK text",
     "code_parse": "a code source tree to units outside the model: files/s, symbols/s",
+    "embedding_switch": "an embedding model switch: the estimated vs the measured re-embedding",
 }

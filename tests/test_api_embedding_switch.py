@@ -28,7 +28,7 @@ from vault_rag.api.app import create_app
 from vault_rag.embeddings.hashing import HashProvider
 from vault_rag.services.embedding_choice import CHOICE_FILE
 from vault_rag.services.embedding_rebuild import PREVIOUS_DIR, STAGING_DIR
-from vault_rag.settings import Settings
+from vault_rag.settings import Settings, SourceSpec
 
 from fakes.openai_server import ErrorReply, FakeOpenAIServer, unused_base_url
 
@@ -319,3 +319,29 @@ def test_a_switch_to_the_bundled_local_model(tmp_path):
         hits = search(client, "how does light bounce between surfaces")
         assert hits[0]["note_path"] == "Lumen.md"  # a real model: the meaning matches
         assert json.loads((tmp_path / "data" / CHOICE_FILE).read_text())["provider"] == "local"
+
+
+def test_sources_beside_the_vault_refuse_a_switch_from_obsidian(tmp_path):
+    """A source's own index would keep the old model's vectors (and searches across collections
+    would refuse it), so the switch is refused, saying what to do instead."""
+    vault, docs = tmp_path / "vault", tmp_path / "docs"
+    vault.mkdir()
+    docs.mkdir()
+    (vault / "Lumen.md").write_text("# Lumen\n\nLumen bounces light.\n")
+    (docs / "Guide.md").write_text("# Guide\n\nA guide.\n")
+    settings = Settings(
+        vault=vault,
+        data_dir=tmp_path / "data",
+        embeddings="hash",
+        server_watch=False,
+        sources=[SourceSpec(name="docs", path=docs, kind="markdown")],
+    )
+    with serve(settings) as live, live.client() as client:
+        refused = client.put("/v1/settings/embeddings", json={"provider": "local"})
+        assert refused.status_code == 400
+        assert "sources beside the vault (docs)" in refused.json()["message"]
+        assert "vault-rag index --rebuild" in refused.json()["message"]
+        # The model in use (the key only, say) is no switch: not refused.
+        same = client.put("/v1/settings/embeddings", json={"provider": "hash"})
+        assert same.status_code == 200 and same.json()["changed"] is False
+        assert not (tmp_path / "data" / CHOICE_FILE).exists()

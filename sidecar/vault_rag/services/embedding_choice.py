@@ -127,6 +127,18 @@ def refusal(
         )
     if not option["available"]:
         return str(option["reason"])
+    from vault_rag.source_indexes.specs import SourceError, all_specs
+
+    try:
+        sources = [spec.name for spec in all_specs(settings, settings.resolved_data_dir())]
+    except SourceError as exc:
+        return str(exc)
+    if sources:  # their own indexes would keep the old model's vectors: searches would refuse
+        return (
+            f"the sources beside the vault ({', '.join(sources)}) are indexed with the current "
+            "model and a switch from Obsidian does not re-embed them yet: set `embeddings` in "
+            "the settings file and run `vault-rag index --rebuild` (it re-embeds them too)"
+        )
     return None
 
 
@@ -148,38 +160,64 @@ class Cost:
 
 
 def sample_texts(manifest: Any, n: int = SAMPLE_UNITS) -> list[str]:
+    """`n` units spread over the index (ordered by content hash: any note, any length), as the
+    model would get them."""
     rows = manifest.db.execute(
-        "SELECT data FROM chunks ORDER BY note_path, ordinal LIMIT ?", (n,)
+        "SELECT data FROM chunks ORDER BY content_hash LIMIT ?", (n,)
     ).fetchall()
     return [chunk_from_json(r[0]).embed_text for r in rows] or ["Vault RAG test"]
 
 
+def total_chars(manifest: Any) -> int:
+    """Characters the model would get for the whole index (every unit's embed text)."""
+    row = manifest.db.execute(
+        "SELECT SUM(LENGTH(json_extract(data, '$.embed_text'))) FROM chunks"
+    ).fetchone()
+    return int(row[0] or 0)
+
+
 def measure(provider: EmbeddingProvider, texts: list[str]) -> tuple[float, int]:
-    """(units a second, dimension) from embedding `texts` once, after one warm-up call (model
-    load, connection set-up)."""
+    """(seconds, dimension) of embedding `texts` once, after one warm-up call (model load,
+    connection set-up)."""
     provider.embed_documents(texts[:1])
     started = time.monotonic()
     vectors = provider.embed_documents(texts)
     seconds = max(time.monotonic() - started, 1e-6)
-    return len(texts) / seconds, len(vectors[0]) if vectors else provider.dimension
+    return seconds, len(vectors[0]) if vectors else provider.dimension
 
 
 def estimate_cost(
-    counts: dict[str, int], provider: EmbeddingProvider | None, texts: list[str], error: str | None
+    counts: dict[str, int],
+    provider: EmbeddingProvider | None,
+    texts: list[str],
+    error: str | None,
+    chars: int | None = None,
 ) -> Cost:
-    """What re-embedding `counts` costs with `provider` (None: it could not be built)."""
+    """What re-embedding `counts` costs with `provider` (None: it could not be built): the
+    sample's speed in characters a second, applied to the index's `chars` (the units differ in
+    length a lot; without `chars`, units a second times the units)."""
     notes, units = counts["notes"], counts["chunks"]
     if provider is not None and error is None:
         try:
-            rate, dimension = measure(provider, texts)
+            took, dimension = measure(provider, texts)
         except EmbeddingError as exc:
             error = str(exc)
         else:
-            seconds = round(units / rate)
-            basis = (
-                f"measured now: {len(texts)} of the index's units embedded in "
-                f"{len(texts) / rate:.2f} s ({rate:.1f} a second), times {units} units"
-            )
+            sample_chars = sum(len(t) for t in texts) or 1
+            if chars:
+                seconds = round(chars / sample_chars * took)
+                basis = (
+                    f"measured now: {len(texts)} units spread over the index ({sample_chars} "
+                    f"characters) embedded in {took:.2f} s, scaled to the index's {chars} "
+                    "characters"
+                )
+            else:
+                seconds = round(units / len(texts) * took)
+                basis = (
+                    f"measured now: {len(texts)} of the index's units embedded in "
+                    f"{took:.2f} s, times {units} units"
+                )
+            rate = units / max(seconds, 1e-6) if seconds else len(texts) / took
             return Cost(
                 notes,
                 units,

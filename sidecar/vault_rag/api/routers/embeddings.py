@@ -37,6 +37,7 @@ from vault_rag.services.embedding_choice import (
     refusal,
     same_model,
     sample_texts,
+    total_chars,
 )
 from vault_rag.serving.context import build_provider
 from vault_rag.settings import Settings
@@ -150,8 +151,9 @@ def _change(request: Request, state: ServerState, body: EmbeddingsUpdate) -> Emb
     except (EmbeddingError, ValueError) as exc:
         error = str(exc)
     if not body.confirm:
-        texts = sample_texts(state.index.manifest)
-        cost = estimate_cost(state.index.manifest.counts(), provider, texts, error)
+        manifest = state.index.manifest
+        texts, chars = sample_texts(manifest), total_chars(manifest)
+        cost = estimate_cost(manifest.counts(), provider, texts, error, chars)
         return EmbeddingsChange(
             changed=False,
             started=False,
