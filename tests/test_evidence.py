@@ -16,7 +16,7 @@ import pytest
 
 from test_graph_helpers import resources, shared_index
 from vault_rag.graph.evaluate import load_qa
-from vault_rag.graph.evidence import Bars, question_evidence, same_script, strength_of
+from vault_rag.graph.evidence import Bars, Evidence, question_evidence, same_script, strength_of
 from vault_rag.retrieval.calibration import calibration_for
 from vault_rag.retrieval.hybrid import SearchResult
 
@@ -104,3 +104,13 @@ def test_the_sample_vaults_questions_are_told_apart(index):
     assert sum(strength[i] == "weak" for i in off_topic) >= 0.8 * len(off_topic), strength
     assert not [i for i in off_topic if strength[i] == "strong"]
     assert sum(strength[i] == "strong" for i in answerable) >= 0.5 * len(answerable)
+
+
+def test_closest_files_of_a_source_are_named_not_linked():
+    """A declined answer names the closest files; one beside the vault must not become a
+    `[[wikilink]]`, which Obsidian would open (or create) as a note of this vault."""
+    note = SearchResult("Guides/Spawning.md", "H", "h", "c1", 0.2, "t", "Guides/Spawning.md", 1, 2)
+    code = SearchResult("src/spawn.cpp", "f", "", "c2", 0.1, "t", "src/spawn.cpp", 3, 9)
+    code.collection = "game"
+    evidence = Evidence(dense=0.1, lexical=0.0, strength="weak", hits=[code, note, code])
+    assert evidence.closest_notes() == ["`game › src/spawn.cpp`", "[[Guides/Spawning]]"]

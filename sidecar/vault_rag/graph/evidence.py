@@ -71,8 +71,17 @@ class Evidence:
     same_script: bool = True  # some close passage is written in the question's script
 
     def closest_notes(self, limit: int = 3) -> list[str]:
-        notes = dict.fromkeys(note_link_target(h.note_path) for h in self.hits)
+        """The closest files, each as the answer names it: a vault note as a `[[link]]`; a file
+        of a source beside the vault as `` `source › path` `` (a wikilink would make Obsidian
+        open, or create, a note of that name in this vault)."""
+        notes = dict.fromkeys(_named(h) for h in self.hits)
         return list(notes)[:limit]
+
+
+def _named(hit: SearchResult) -> str:
+    if hit.collection == "vault":
+        return f"[[{note_link_target(hit.note_path)}]]"
+    return f"`{hit.collection} › {hit.note_path}`"
 
 
 def bars_for(configuration: Configuration, resources: Resources) -> Bars:

@@ -70,11 +70,7 @@ def prior_messages(state: State) -> list[AnyMessage]:
 def not_covered(evidence: Evidence) -> dict[str, Any]:
     """Decline a question the vault does not cover, naming the closest notes."""
     notes = evidence.closest_notes()
-    reply = (
-        NOT_COVERED_REPLY.format(notes=", ".join(f"[[{n}]]" for n in notes))
-        if notes
-        else NOT_COVERED_EMPTY
-    )
+    reply = NOT_COVERED_REPLY.format(notes=", ".join(notes)) if notes else NOT_COVERED_EMPTY
     return {"intent": "off_topic", "reply": reply}
 
 
