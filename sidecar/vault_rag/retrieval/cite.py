@@ -51,11 +51,13 @@ FIRST_BONUS = MARGIN  # the search's own first unit of the note keeps this lead
 # level; the note's "what is X" intro otherwise shadows the section that says how).
 PARENT_PENALTY = 0.5
 # Inside a unit of several sections, each section's own cosine to the question (its text
-# embedded once per note, `cite_cache.span_vectors`) adds SPAN_WEIGHT × (cosine − the lowest
-# section's) to its match: word matching alone misses the paraphrased questions (measured:
-# heading MRR sample +.010, help-zh +.026, ue-notes +.016, help-en ±0 at 3.0; 1.0 changed
-# nothing, 6.0 lost on sample).
-SPAN_WEIGHT = 3.0
+# embedded on first use per note, `cite_cache.span_vectors`) can add SPAN_WEIGHT × (cosine −
+# the lowest section's) to its match: word matching alone misses paraphrased questions.
+# Measured at 3.0: heading MRR sample +.010, help-zh +.026, ue-notes +.016, help-en ±0 (1.0
+# changed nothing, 6.0 lost on sample) and +2.8 ms a warm search — but embedding a note's
+# sections at search time cost 0.7–7.9 s on 5 of the 16 benchmark queries the first time
+# (docs/retrieval.md), so it is off (0.0) until the sections are embedded at index time.
+SPAN_WEIGHT = 0.0
 
 
 def unit_spans(result: SearchResult, note_paths: Mapping[str, str]) -> list[Span]:
