@@ -90,6 +90,7 @@ def fake(dense: list[str], lexical: list[str] | None = None) -> FakeIndex:
 
 def search(index: FakeIndex, **options: Any) -> list[SearchResult]:
     options.setdefault("link_weight", 0.0)  # no link signal: the fused scores stay exact RRF
+    options.setdefault("cite_spans", False)  # the order is the subject, not where each cites
     return hybrid_search(index, "q", SearchOptions(**options))  # type: ignore[arg-type]
 
 

@@ -64,7 +64,8 @@ def test_a_write_through_another_connection_is_seen(tmp_path: Path) -> None:
     "query", ["UPROPERTY 垃圾回收", "how do I keep an actor from ticking", "材质参数"]
 )
 def test_the_note_signal_reorders_and_never_adds(hashed_index: VaultIndex, query: str) -> None:
-    deep = {"k": 200, "per_note_cap": 200}
+    # the candidates themselves are compared: no re-citing of a note's units (cite_spans)
+    deep = {"k": 200, "per_note_cap": 200, "cite_spans": False}
     off = hybrid_search(hashed_index, query, SearchOptions(note_weight=0.0, **deep))
     on = hybrid_search(hashed_index, query, SearchOptions(note_weight=1.0, **deep))
 

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from vault_rag.chunking.blocks import Document, plain_title
+from vault_rag.evaluation.hints import locate_hints
+from vault_rag.evaluation.qa import load_qa
 from vault_rag.vault.frontmatter import split_frontmatter
 
 from conftest import shared_vault
@@ -47,7 +49,8 @@ KINDS = {
     "off_topic",
 }
 REQUIRED_KEYS = {"id", "question", "gold", "kind", "lang"}
-OPTIONAL_KEYS = {"gold_heading"}
+OPTIONAL_KEYS = {"gold_heading", "answer_hint"}
+HINT_MAX = 40  # characters: a phrase of the answering line, not a copy of it
 MIN_ANSWERABLE = 40
 MIN_PER_KIND = 4  # every kind but off_topic, so per-kind figures mean something
 # The UE vault embeds only images (its `![[Note]]` lines are syntax examples in code spans), so it
@@ -268,3 +271,19 @@ def test_plain_title_strips_inline_markup():
     assert "Use stat unit" in _headings("# Use `stat unit`\n\n```\n# not a heading\n```\n")
     assert "not a heading" not in _headings("```\n# not a heading\n```\n")
     assert plain_title("*Bold* title") == "Bold title"
+
+
+@pytest.mark.parametrize("stem", sorted(SETS))
+def test_answer_hints_are_short_and_found_in_a_gold_note(stem: str, sample_vault: Path):
+    """A hint is a short phrase (not a copied line) that `vault-rag eval` finds in a gold
+    note; one found nowhere would drop its question from the line level."""
+    hinted = [row for row in _load(stem) if "answer_hint" in row]
+    if not hinted:
+        pytest.skip(f"{stem} has no answer_hint lines")
+    for row in hinted:
+        hint = row["answer_hint"]
+        assert isinstance(hint, str) and 0 < len(hint.strip()) < HINT_MAX, row["id"]
+    vault = _vault(stem, sample_vault)
+    found, missing = locate_hints(load_qa([QA_DIR / f"{stem}.jsonl"]), vault)
+    assert missing == []
+    assert set(found) == {row["id"] for row in hinted}

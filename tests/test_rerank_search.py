@@ -25,7 +25,8 @@ from fakes.openai_server import ChatReply, ErrorReply, FakeOpenAIServer
 from fakes.rerank_server import Failure, FakeRerankServer
 
 QUERY = "Tick Group TG_PrePhysics 物理"
-BASE = SearchOptions(k=8, per_note_cap=8, note_weight=0.0)
+# the units in the re-ranked order are compared as they were sent: no re-citing (cite_spans)
+BASE = SearchOptions(k=8, per_note_cap=8, note_weight=0.0, cite_spans=False)
 
 
 def _ids(results) -> list[str]:

@@ -50,6 +50,14 @@ FIRST_BONUS = MARGIN  # the search's own first unit of the note keeps this lead
 # note's opening text when others have headings (measured: help-en heading MRR +.014, sample
 # level; the note's "what is X" intro otherwise shadows the section that says how).
 PARENT_PENALTY = 0.5
+# Inside a unit of several sections, each section's own cosine to the question (its text
+# embedded on first use per note, `cite_cache.span_vectors`) can add SPAN_WEIGHT × (cosine −
+# the lowest section's) to its match: word matching alone misses paraphrased questions.
+# Measured at 3.0: heading MRR sample +.010, help-zh +.026, ue-notes +.016, help-en ±0 (1.0
+# changed nothing, 6.0 lost on sample) and +2.8 ms a warm search — but embedding a note's
+# sections at search time cost 0.7–7.9 s on 5 of the 16 benchmark queries the first time
+# (docs/retrieval.md), so it is off (0.0) until the sections are embedded at index time.
+SPAN_WEIGHT = 0.0
 
 
 def unit_spans(result: SearchResult, note_paths: Mapping[str, str]) -> list[Span]:
@@ -83,12 +91,16 @@ class SpanScorer:
     def score(self, span: Span) -> float:
         return self.share(span.text) + HEADING_WEIGHT * self.share(span.title)
 
-    def best(self, unit: NoteUnit) -> tuple[Span, float]:
-        """`best_span` over a cached unit's folded text."""
+    def best(self, unit: NoteUnit, extra: Sequence[float] = ()) -> tuple[Span, float]:
+        """`best_span` over a cached unit's folded text; `extra`, one per span, adds each
+        span's excess over the lowest."""
         values = [
             self.share(text, True) + HEADING_WEIGHT * self.share(title, True)
             for text, title in zip(unit.folded, unit.titles, strict=True)
         ]
+        if extra:
+            low = min(extra)
+            values = [v + e - low for v, e in zip(values, extra, strict=True)]
         return _pick(unit.spans, values)
 
 
@@ -153,7 +165,8 @@ def locate(
                 span, value = best_span(unit_spans(mine[n], {}), scorer)
             else:
                 assert unit is not None
-                span, value = scorer.best(unit)
+                cosines = _span_cosines(notes, entry, chunk_id, query_unit)
+                span, value = scorer.best(unit, [SPAN_WEIGHT * c for c in cosines])
             fused = fused_of.get(chunk_id, 0.0)
             total = value + FUSED_WEIGHT * (fused / best_fused if best_fused else 0.0)
             total += DENSE_WEIGHT * dense.get(chunk_id, 0.0)
@@ -170,6 +183,18 @@ def locate(
             if not span.first:
                 _cite(result, span)
             results[position] = result
+
+
+def _span_cosines(
+    notes: NoteUnitsCache, entry: NoteEntry, chunk_id: str, query: np.ndarray | None
+) -> list[float]:
+    """Each section's cosine to the question, for a unit of several sections (else empty)."""
+    if not SPAN_WEIGHT or query is None or len(entry.units[chunk_id].spans) < 2:
+        return []
+    vectors = notes.span_vectors(entry, chunk_id)
+    if vectors is None or vectors.shape[1] != query.shape[0]:
+        return []
+    return [float(x) for x in vectors @ query]
 
 
 def _encloses(span: Span, paths: Sequence[str]) -> bool:
