@@ -92,6 +92,7 @@ def wait_switch(client: httpx.Client, timeout: float = 240) -> dict:
         response = client.get("/v1/status")
         if response.status_code == 503:  # the new index being opened
             assert response.json()["code"] == "switching"
+            assert response.headers["retry-after"] == "3"
             return None
         switch = response.json()["embedding_switch"]
         return switch if switch and switch["state"] in ("done", "failed") else None
@@ -227,13 +228,22 @@ def test_a_confirmed_switch_rebuilds_beside_and_swaps(client, live, endpoint, se
     assert started.json()["started"] is True, started.text
     again = client.put("/v1/settings/embeddings", json=confirmed)
     assert again.status_code == 409 and again.json()["code"] == "switch_running"
+    assert int(again.headers["retry-after"]) >= 1  # when to ask again (api/retry_after.py)
 
     def embedding() -> dict | None:
         switch = client.get("/v1/status").json()["embedding_switch"]
-        return switch if switch["phase"] == "embedding" and switch["done"] > 0 else None
+        return switch if switch["phase"] == "embedding" and switch["done"] > 2 else None
 
     during = wait_until(embedding, 120)
     assert during["state"] == "embedding" and during["total"] >= during["done"]
+    # Busy while it embeds: Retry-After is the rebuild's own estimate of the time left.
+    busy = client.put("/v1/settings/embeddings", json=confirmed)
+    eta = client.get("/v1/status").json()["embedding_switch"]["eta_seconds"]
+    assert busy.status_code == 409 and eta is not None, (busy.text, eta)
+    assert abs(int(busy.headers["retry-after"]) - max(1, eta)) <= max(2, eta // 3), (
+        busy.headers,
+        eta,
+    )
     assert during["model_id"] == "openai:fake-embedding"
     # The working index answers meanwhile, with the old model.
     assert search(client)

@@ -340,7 +340,9 @@ export class SidecarClient {
       throw new SidecarUnreachableError(url, error); // refused, wrong host
     }
     if (response.status === 401) throw new SidecarAuthError(url);
-    if (response.status < 200 || response.status >= 300) throw httpErrorOf(response.status, "", response.text);
+    if (response.status < 200 || response.status >= 300) {
+      throw httpErrorOf(response.status, "", response.text, headerOf(response.headers, "retry-after"));
+    }
     return response.status === 204 ? "" : response.text;
   }
 
@@ -384,10 +386,22 @@ export class SidecarClient {
 /** A `SidecarHttpError` with the sidecar's `{code, message}`, or FastAPI's `detail`. */
 async function httpError(response: Response): Promise<SidecarHttpError> {
   const text = await response.text().catch(() => "");
-  return httpErrorOf(response.status, response.statusText, text);
+  return httpErrorOf(response.status, response.statusText, text, response.headers.get("retry-after"));
 }
 
-function httpErrorOf(status: number, statusText: string, text: string): SidecarHttpError {
+/** A header of `requestUrl`'s answer, whose names may come in any case. */
+function headerOf(headers: Record<string, string> | undefined, name: string): string | null {
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name) return value;
+  return null;
+}
+
+/** `Retry-After` as whole seconds (the sidecar sends seconds; an HTTP date is ignored). */
+function retryAfterOf(value: string | null): number | null {
+  if (value === null || !/^\s*\d+\s*$/.test(value)) return null;
+  return Number(value.trim());
+}
+
+function httpErrorOf(status: number, statusText: string, text: string, retryAfter: string | null = null): SidecarHttpError {
   let body: unknown = text === "" ? null : text;
   let detail = statusText;
   try {
@@ -404,7 +418,7 @@ function httpErrorOf(status: number, statusText: string, text: string): SidecarH
   } else if (typeof body === "string" && body) {
     detail = body.slice(0, 300);
   }
-  return new SidecarHttpError(status, detail, body, code);
+  return new SidecarHttpError(status, detail, body, code, retryAfterOf(retryAfter));
 }
 
 function textOf(value: unknown): string {

@@ -68,6 +68,8 @@ export class SidecarHttpError extends SidecarError {
     readonly body: unknown = null,
     /** The sidecar's stable error word (`invalid_request`, `body_too_large`…), "" if none. */
     readonly code = "",
+    /** Its `Retry-After` in seconds (busy 409/503 answers: when it expects to be ready); null if none. */
+    readonly retryAfterS: number | null = null,
   ) {
     super(`Vault RAG sidecar answered ${status}${detail ? `: ${detail}` : ""}`);
   }

@@ -127,6 +127,7 @@ export class AskView extends ItemView implements HoverParent {
         poller.report(error);
       },
       loadThread: async (threadId, signal) => parseThread(await client.thread(threadId, { signal })).messages,
+      sidecarStarting: () => this.sidecarStarting(),
       onThreadChange: () => this.app.workspace.requestSaveLayout(),
       listThreads: (before, signal) => client.threads({ limit: HISTORY_PAGE, before }, { signal }),
       copyText: (text) => navigator.clipboard.writeText(text),
@@ -204,6 +205,15 @@ export class AskView extends ItemView implements HoverParent {
       mtime: file.stat.mtime,
       headings: (this.app.metadataCache.getFileCache(file)?.headings ?? []).map(({ heading, level }) => ({ heading, level })),
     }));
+  }
+
+  /** The plugin's own sidecar is about to start or starting (its token not handed over yet). */
+  private sidecarStarting(): boolean {
+    const launch = this.host.sidecar;
+    if (!launch?.canStart) return false;
+    const kind = launch.state().kind;
+    // idle: not asked yet, but it will be at start-up when the setting says so
+    return kind === "starting" || (kind === "idle" && this.host.settings().startSidecar);
   }
 
   /** This vault's folder on disk (desktop only), for the command that starts the sidecar. */

@@ -255,6 +255,7 @@ export class AskPane {
       const messages = await loadPatiently(threadId, controller.signal, {
         load: (id, signal) => (deps.loadThread ? deps.loadThread(id, signal) : Promise.resolve([])),
         clock: this.clock,
+        sidecarStarting: () => deps.sidecarStarting?.() === true,
         onError: (error) => this.deps.onError?.(error),
         note: (text, failed) => {
           this.setResumeNote(text, failed);

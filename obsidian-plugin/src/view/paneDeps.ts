@@ -34,6 +34,8 @@ export interface AskPaneDeps {
   newThreadId?(): string;
   /** The stored conversation (`GET /v1/threads/{id}`), to resume it. */
   loadThread?(threadId: string, signal: AbortSignal): Promise<ThreadMessage[]>;
+  /** Whether the plugin is starting its own sidecar: a refused token is then waited out. */
+  sidecarStarting?(): boolean;
   /** The thread id changed (new conversation, or the sidecar named it): save the view state. */
   onThreadChange?(threadId: string): void;
   /** `GET /v1/threads`: one page of past conversations, newest first. */

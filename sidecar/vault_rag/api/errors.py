@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from vault_rag.api.retry_after import with_retry_after
 from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.maintenance.doctor import damaged_database, note_damage_seen
 
@@ -73,8 +74,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = getattr(exc, "code", None) or DEFAULT_CODES.get(exc.status_code, "error")
+        headers = with_retry_after(request.app.state, exc.status_code, code, exc.headers)
         return error_response(
-            exc.status_code, code, str(exc.detail), getattr(exc, "extra", None), exc.headers
+            exc.status_code, code, str(exc.detail), getattr(exc, "extra", None), headers
         )
 
     @app.exception_handler(RequestValidationError)
@@ -86,7 +88,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(EmbeddingError)
     async def embedding_error(request: Request, exc: EmbeddingError) -> JSONResponse:
-        return error_response(503, "embedding_unavailable", str(exc))
+        headers = with_retry_after(request.app.state, 503, "embedding_unavailable", None)
+        return error_response(503, "embedding_unavailable", str(exc), headers=headers)
 
     @app.exception_handler(sqlite3.DatabaseError)
     async def database_error(request: Request, exc: sqlite3.DatabaseError) -> JSONResponse:
