@@ -13,11 +13,14 @@ from vault_rag.vault.embeds import resolve_note
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.types import ResolvedNote, VaultWarning
 
-# Bump whenever resolving or chunking would produce different chunks from the same files:
-# the indexer then re-chunks every note (vectors are still reused by content hash).
+# Bump whenever resolving or chunking would produce different chunks from the same files, for
+# any source kind (notes, PDFs, canvases, code): the indexer then re-chunks every file (vectors
+# are still reused by content hash).
 # 4: units sized in the model's tokens, every unit keeps its own heading path (the title before
 #    the first heading), small-to-big context recorded per chunk.
-PIPELINE_VERSION = "4"
+# 5: code: `#if`/`#endif` lines inside a list blanked before parsing (an initializer list in
+#    LevelDB's util/env_posix.cc gave every later symbol a wrong path).
+PIPELINE_VERSION = "5"
 
 
 def pipeline_signature(options: ChunkOptions) -> str:
