@@ -99,7 +99,7 @@ describe("Retry-After", () => {
     });
     expect(messages?.map((m) => m.content)).toEqual(["q?", "a."]);
     expect(waits).toEqual([3_000]);
-    expect(notes[0]).toContain("trying again in 3 s");
+    expect(notes[0]).toBe("Waiting for the sidecar to load the earlier conversation (ready in about 3 s; trying again in 3 s)…");
   });
 });
 

@@ -9,7 +9,7 @@
  */
 import { isAbortError, SidecarAuthError, SidecarHttpError, SidecarUnprovenError, type ThreadMessage } from "../client";
 import type { Clock } from "../sync/timing";
-import { describeError, isWaitable, MAX_LOAD_ATTEMPTS, retryDelayMs } from "./conversation";
+import { describeError, isWaitable, MAX_LOAD_ATTEMPTS, readyIn, retryDelayMs } from "./conversation";
 
 export interface ResumeDeps {
   load?: (threadId: string, signal: AbortSignal) => Promise<ThreadMessage[]>;
@@ -52,7 +52,9 @@ export async function loadPatiently(threadId: string, signal: AbortSignal, deps:
         return null;
       }
       const delay = retryToken ? Math.min(retryDelayMs(attempt), 2_000) : retryDelayMs(attempt, error);
-      deps.note(`Waiting for the sidecar to load the earlier conversation (trying again in ${Math.round(delay / 1000)} s)…`);
+      // A busy sidecar said when it will be ready (its Retry-After): say that, not just the wait.
+      const when = error instanceof SidecarHttpError && error.retryAfterS !== null ? `ready ${readyIn(error, "")}; ` : "";
+      deps.note(`Waiting for the sidecar to load the earlier conversation (${when}trying again in ${Math.round(delay / 1000)} s)…`);
       await new Promise<void>((resolve) => {
         const timer = deps.clock.setTimeout(resolve, delay);
         signal.addEventListener("abort", () => {

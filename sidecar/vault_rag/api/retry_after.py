@@ -9,15 +9,19 @@ stable `code`:
   that long, and the start-up scan runs after the server already answers;
 - `store_unavailable`: the vector store's circuit breaker fails fast this long after a failed
   connection (`index/stores/base.Breaker`);
-- `embedding_unavailable`: a model server that is down or still loading.
+- `embedding_unavailable`: a model server that is down or still loading: when the writer,
+  backing off after a failed call, calls it again (`IndexWriter.backoff_left`), else a poll.
 Answers that waiting does not mend (`index_damaged`, `store_unsupported`) get none.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-MIN_SECONDS, MAX_SECONDS = 1, 300
+# No lower cap than a day: a rebuild of a large vault can take an hour, and the header is also
+# what the plugin tells the user ("ready in about N min"); clients cap their own wait.
+MIN_SECONDS, MAX_SECONDS = 1, 86_400
 POLL_SECONDS = {
     "starting": 3,
     "switching": 3,
@@ -36,6 +40,10 @@ def retry_after(app_state: Any, status: int, code: str) -> int | None:
         rebuild = getattr(app_state, "embedding_rebuild", None)
         status_now = getattr(rebuild, "status", None)
         seconds = status_now.eta_seconds() if status_now is not None else None
+    elif code == "embedding_unavailable":
+        writer = getattr(getattr(app_state, "server", None), "writer", None)
+        left = writer.backoff_left() if writer is not None else 0.0
+        seconds = math.ceil(left) if left > 0 else None
     if seconds is None:
         seconds = POLL_SECONDS[code]
     return max(MIN_SECONDS, min(MAX_SECONDS, int(seconds)))

@@ -138,6 +138,10 @@ class IndexWriter:
             self._cond.notify_all()
         return future
 
+    def backoff_left(self) -> float:
+        """Seconds until the model is called again after a failure (0: not backing off)."""
+        return max(0.0, self._backoff_until - time.monotonic())
+
     def next_seq(self) -> int:
         """A place in the queue, for a job that must keep it when resubmitted in parts."""
         return next(self._seq)
