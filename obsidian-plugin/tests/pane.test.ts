@@ -346,6 +346,28 @@ describe("a conversation that outlives the view", () => {
     expect(ctx.errors).toEqual([]); // a start-up wait is not an error
   });
 
+  it("a question asked while the conversation still loads stays last, after the earlier turns", async () => {
+    let calls = 0;
+    const threads = {
+      get "thread-7"() {
+        calls++;
+        return calls === 1 ? new SidecarUnreachableError("http://127.0.0.1:8765", new Error("ECONNREFUSED")) : STORED;
+      },
+    };
+    const ctx = setup({}, threads as never);
+    await ctx.view.onOpen();
+    const resumed = ctx.view.setState({ threadId: "thread-7" }, { history: false });
+    await vi.waitFor(() => expect(ctx.q("resume-wait")).not.toBeNull());
+    const feed = await ask(ctx, "And Lumen in caves?"); // asked during the wait
+    expect(feed.request?.thread_id).toBe("thread-7");
+    await resumed;
+    await vi.waitFor(() => expect(ctx.qa("turn")).toHaveLength(3), { timeout: 5_000 });
+    expect(ctx.qa("turn-question").map((el) => el.textContent)).toEqual(["What is Lumen?", "And Nanite?", "And Lumen in caves?"]);
+    expect(ctx.view.pane?.lastTurn?.question).toBe("And Lumen in caves?");
+    feed.push({ type: "delta", text: "Lumen traces the cave's light." });
+    await vi.waitFor(() => expect(ctx.qa("answer").at(-1)?.textContent).toContain("cave's light"));
+  });
+
   it("resumes on setState after the pane is open; an unknown thread starts empty under its id", async () => {
     const ctx = setup({}, { "thread-7": STORED });
     await ctx.view.onOpen();

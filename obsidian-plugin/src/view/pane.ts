@@ -263,10 +263,14 @@ export class AskPane {
         },
       });
       if (messages === null || controller.signal.aborted) return;
+      // A question asked while it loaded stays last: the earlier turns go before it.
+      const asked = this.turns.splice(0);
       for (const { question, answer, answerId, citations } of threadTurns(messages)) {
         const turn = this.addTurn(question);
         turn.restored(answer, answerId, citations);
       }
+      for (const turn of asked) this.turnsEl.appendChild(turn.el);
+      this.turns.push(...asked);
     } finally {
       if (this.resuming === controller) this.resuming = null;
     }
