@@ -49,6 +49,8 @@ RESULT_FIELDS = (
     "rerank_fallback",
     "collection",
     "symbol",
+    "related_file",
+    "declared_at",
 )
 API_MAX_K = 100  # SearchRequest.k's bound
 HEALTH_TIMEOUT = 2.0  # a live sidecar answers /v1/health in milliseconds
