@@ -23,9 +23,11 @@ import {
   ARTIFACT_DIR,
   CHROMIUM_ARGS,
   findEnvironment,
+  LAST_TURN_DONE,
   PAGE_DIR,
   type PageServer,
   saveArtifact,
+  sel,
   servePages,
   type Sidecar,
   sleep,
@@ -36,12 +38,6 @@ import {
 const run = promisify(execFile);
 const env = findEnvironment();
 const required = process.env.VAULT_RAG_E2E_REQUIRED === "1";
-const sel = (testid: string) => `[data-testid="${testid}"]`;
-const LAST_TURN_DONE = `(() => {
-  const lines = document.querySelectorAll('[data-testid="progress"]');
-  const line = lines.length ? lines[lines.length - 1].textContent : "";
-  return line.startsWith("done") || line === "failed";
-})()`;
 
 const HEADER = `#pragma once
 

@@ -23,10 +23,12 @@ import {
   ARTIFACT_DIR,
   CHROMIUM_ARGS,
   findEnvironment,
+  LAST_TURN_DONE,
   PAGE_DIR,
   type PageServer,
   REPO_ROOT,
   saveArtifact,
+  sel,
   servePages,
   type Sidecar,
   startSidecar,
@@ -38,12 +40,6 @@ const QUESTION = "Lumen 和 Nanite 分别解决什么问题？";
 const NEW_MODEL = "openai:fake-embedding";
 const env = findEnvironment();
 const required = process.env.VAULT_RAG_E2E_REQUIRED === "1";
-const sel = (testid: string) => `[data-testid="${testid}"]`;
-const LAST_TURN_DONE = `(() => {
-  const lines = document.querySelectorAll('[data-testid="progress"]');
-  const line = lines.length ? lines[lines.length - 1].textContent : "";
-  return line.startsWith("done") || line === "failed";
-})()`;
 
 /** The fake embedding endpoint: its base URL once it listens. */
 async function startEndpoint(python: string): Promise<{ url: string; child: ChildProcess }> {

@@ -22,10 +22,12 @@ import {
   ARTIFACT_DIR,
   CHROMIUM_ARGS,
   findEnvironment,
+  LAST_TURN_DONE,
   PAGE_DIR,
   type PageServer,
   REPO_ROOT,
   saveArtifact,
+  sel,
   servePages,
   type Sidecar,
   startSidecar,
@@ -37,12 +39,6 @@ const MODELS = ["llama3.2:3b", "qwen2.5:7b"];
 const QUESTION = "Lumen 和 Nanite 分别解决什么问题？";
 const env = findEnvironment();
 const required = process.env.VAULT_RAG_E2E_REQUIRED === "1";
-const sel = (testid: string) => `[data-testid="${testid}"]`;
-const LAST_TURN_DONE = `(() => {
-  const lines = document.querySelectorAll('[data-testid="progress"]');
-  const line = lines.length ? lines[lines.length - 1].textContent : "";
-  return line.startsWith("done") || line === "failed";
-})()`;
 
 /** The fake model server: its base URL once it listens. */
 async function startModelServer(python: string): Promise<{ url: string; child: ChildProcess }> {

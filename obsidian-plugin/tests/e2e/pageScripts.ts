@@ -56,3 +56,14 @@ export const STREAM_TAP_SCRIPT = `
   return true;
 })()
 `;
+
+/** A selector for the pane's elements by their `data-testid`. */
+export const sel = (testid: string): string => `[data-testid="${testid}"]`;
+
+/** Until the last turn's progress line says "done · N sources" (or "failed"), for
+ * `page.waitForFunction`. */
+export const LAST_TURN_DONE = `(() => {
+  const lines = document.querySelectorAll('[data-testid="progress"]');
+  const line = lines.length ? lines[lines.length - 1].textContent : "";
+  return line.startsWith("done") || line === "failed";
+})()`;

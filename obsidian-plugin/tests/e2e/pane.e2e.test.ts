@@ -42,6 +42,7 @@ import {
   exposeLauncher,
   findEnvironment,
   freePort,
+  LAST_TURN_DONE,
   markdownFiles,
   PAGE_DIR,
   type PageServer,
@@ -49,6 +50,7 @@ import {
   postRouteExists,
   RECORDER_SCRIPT,
   saveArtifact,
+  sel,
   servePages,
   type Sidecar,
   SidecarStartError,
@@ -81,15 +83,6 @@ interface Recorded {
   events: { type: string; t: number; chars?: number; node?: string | null; message?: string }[];
   final: { answer: string; answerId: string; citations: unknown[] } | null;
 }
-
-const sel = (testid: string) => `[data-testid="${testid}"]`;
-
-/** Until the last turn's progress line says "done · N sources" (or "failed"). */
-const LAST_TURN_DONE = `(() => {
-  const lines = document.querySelectorAll('[data-testid="progress"]');
-  const line = lines.length ? lines[lines.length - 1].textContent : "";
-  return line.startsWith("done") || line === "failed";
-})()`;
 
 /** The window height at which the pane's scrolling turns list shows everything. */
 const FULL_HEIGHT_SCRIPT = `(() => {

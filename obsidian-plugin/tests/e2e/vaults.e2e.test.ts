@@ -34,10 +34,12 @@ import {
   exposeLauncher,
   findEnvironment,
   freePort,
+  LAST_TURN_DONE,
   PAGE_DIR,
   type PageServer,
   sampleVaultPath,
   saveArtifact,
+  sel,
   servePages,
   sidecarEnv,
 } from "./helpers";
@@ -46,13 +48,6 @@ const env = findEnvironment();
 const required = process.env.VAULT_RAG_E2E_REQUIRED === "1";
 const START_TIMEOUT_MS = 6 * 60_000;
 const ANSWER_TIMEOUT_MS = 3 * 60_000;
-
-const sel = (testid: string) => `[data-testid="${testid}"]`;
-const LAST_TURN_DONE = `(() => {
-  const lines = document.querySelectorAll('[data-testid="progress"]');
-  const line = lines.length ? lines[lines.length - 1].textContent : "";
-  return line.startsWith("done") || line === "failed";
-})()`;
 
 interface VaultWindow {
   name: string;
