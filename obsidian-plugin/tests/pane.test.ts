@@ -286,6 +286,17 @@ describe("a conversation that outlives the view", () => {
     { role: "assistant", content: "Virtualised geometry.", id: "m4" },
   ];
 
+  /** Stored threads whose `threadId` fails once as a sidecar still starting, then loads. */
+  function unreachableOnce(threadId: string): Record<string, unknown> {
+    let calls = 0;
+    return {
+      get [threadId]() {
+        calls++;
+        return calls === 1 ? new SidecarUnreachableError("http://127.0.0.1:8765", new Error("ECONNREFUSED")) : STORED;
+      },
+    };
+  }
+
   it("keeps the thread id in the view state; a new view resumes it from the sidecar", async () => {
     const first = setup();
     await first.view.onOpen();
@@ -328,14 +339,7 @@ describe("a conversation that outlives the view", () => {
   });
 
   it("waits for a sidecar that is still starting, then shows the conversation", async () => {
-    let calls = 0;
-    const threads = {
-      get "thread-7"() {
-        calls++;
-        return calls === 1 ? new SidecarUnreachableError("http://127.0.0.1:8765", new Error("ECONNREFUSED")) : STORED;
-      },
-    };
-    const ctx = setup({}, threads as never);
+    const ctx = setup({}, unreachableOnce("thread-7") as never);
     await ctx.view.onOpen();
     const resumed = ctx.view.setState({ threadId: "thread-7" }, { history: false });
     await vi.waitFor(() => expect(ctx.q("resume-wait").textContent).toBe("Waiting for the sidecar to load the earlier conversation (trying again in 1 s)…"));
@@ -347,14 +351,7 @@ describe("a conversation that outlives the view", () => {
   });
 
   it("a question asked while the conversation still loads stays last, after the earlier turns", async () => {
-    let calls = 0;
-    const threads = {
-      get "thread-7"() {
-        calls++;
-        return calls === 1 ? new SidecarUnreachableError("http://127.0.0.1:8765", new Error("ECONNREFUSED")) : STORED;
-      },
-    };
-    const ctx = setup({}, threads as never);
+    const ctx = setup({}, unreachableOnce("thread-7") as never);
     await ctx.view.onOpen();
     const resumed = ctx.view.setState({ threadId: "thread-7" }, { history: false });
     await vi.waitFor(() => expect(ctx.q("resume-wait")).not.toBeNull());
