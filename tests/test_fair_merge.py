@@ -117,6 +117,25 @@ def test_each_collection_keeps_its_own_order(indexes) -> None:
         assert merged == own[: len(merged)]
 
 
+def test_the_question_is_embedded_once_for_every_collection(indexes, monkeypatch) -> None:
+    """The collections share the vault's model: one query embedding serves each collection's
+    dense search and the merge's nulls (each search used to embed it again, and the merge
+    once more). The real model still runs; the calls are only counted."""
+    provider = indexes["indexes"]["vault"].provider
+    assert indexes["indexes"]["codec"].provider is provider
+    calls: list[str] = []
+    embed = provider.embed_query
+
+    def counted(text: str) -> list[float]:
+        calls.append(text)
+        return embed(text)
+
+    monkeypatch.setattr(provider, "embed_query", counted)
+    hits = _search(indexes, "which function computes the rolling checksum of a buffer")
+    assert calls == ["which function computes the rolling checksum of a buffer"]
+    assert (hits[0].collection, hits[0].symbol) == ("codec", "rolling_checksum")
+
+
 def test_null_statistics_are_the_collections_own(indexes) -> None:
     vault, codec = (null_of(indexes["indexes"][n]) for n in ("vault", "codec"))
     assert vault is not None and codec is not None

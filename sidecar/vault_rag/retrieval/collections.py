@@ -147,27 +147,46 @@ def merge_fair(
 def search_collections(
     indexes: Mapping[str, VaultIndex], query: str, options: SearchOptions
 ) -> list[SearchResult]:
-    """`hybrid_search` in each index, merged fairly (one index: its own list, unchanged)."""
-    lists = {name: hybrid_search(index, query, options) for name, index in indexes.items()}
-    if len(lists) == 1:
-        name, results = next(iter(lists.items()))
-        return [replace(r, collection=name) for r in results]
+    """`hybrid_search` in each index, merged fairly (one index: its own list, unchanged).
+    Every collection shares the vault's model, so the question is embedded once for all."""
+    if len(indexes) == 1:
+        name, index = next(iter(indexes.items()))
+        return [replace(r, collection=name) for r in hybrid_search(index, query, options)]
+    embedded = _embed_once(indexes, query, options)
+    shared = replace(options, query_vector=embedded) if embedded is not None else options
+    lists = {name: hybrid_search(index, query, shared) for name, index in indexes.items()}
     nulls = {name: null_of(index) for name, index in indexes.items()}
     passages = {name: index.lexical.count() for name, index in indexes.items()}
-    query_vector = _query_vector(indexes, query, options)
-    return merge_fair(lists, nulls, query_vector, options.k, passages)
+    return merge_fair(lists, nulls, _unit(embedded), options.k, passages)
 
 
-def _query_vector(
+def _embed_once(
     indexes: Mapping[str, VaultIndex], query: str, options: SearchOptions
-) -> np.ndarray | None:
-    """The question's embedding (every collection shares the vault's model); None when the
-    dense side is off or the model cannot be reached."""
+) -> tuple[float, ...] | None:
+    """The question's embedding; None when the dense side is off or no collection has vectors
+    to search (then none embeds it either). A model that fails raises here, as the first
+    collection's search would."""
+    if options.query_vector is not None:
+        return options.query_vector
     if "dense" not in options.retrievers or not query.strip():
         return None
-    try:
-        vector = np.asarray(next(iter(indexes.values())).provider.embed_query(query), float)
-    except (StoreUnavailableError, OSError, RuntimeError):
+    if not any(_has_vectors(index) for index in indexes.values()):
         return None
-    norm = np.linalg.norm(vector)
-    return vector / norm if norm > 0 else None
+    return tuple(next(iter(indexes.values())).provider.embed_query(query))
+
+
+def _has_vectors(index: VaultIndex) -> bool:
+    """Whether a dense search of `index` would embed the question (`dense.dense_candidates`)."""
+    try:
+        return bool(index.store.count())
+    except StoreUnavailableError:
+        return False
+
+
+def _unit(vector: tuple[float, ...] | None) -> np.ndarray | None:
+    """`vector` scaled to length 1, for the collections' nulls; None for none or zero."""
+    if vector is None:
+        return None
+    array = np.asarray(vector, float)
+    norm = np.linalg.norm(array)
+    return array / norm if norm > 0 else None

@@ -16,7 +16,7 @@ stays the plain cosine, which the answer graph's calibrated thresholds are measu
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,14 +38,21 @@ class DenseCandidates:
 
 
 def dense_candidates(
-    index: VaultIndex, query: str, depth: int, allowed: set[str] | None, centering: float
+    index: VaultIndex,
+    query: str,
+    depth: int,
+    allowed: set[str] | None,
+    centering: float,
+    vector: Sequence[float] | None = None,
 ) -> DenseCandidates:
     """The `depth` best units for `query` by (centred) cosine; none while the vector store
-    cannot be reached (BM25 still serves, and `index.store_error` says why)."""
+    cannot be reached (BM25 still serves, and `index.store_error` says why). `vector`: the
+    query already embedded by the index's model (None: embedded here)."""
     try:
         if not index.store.count():
             return DenseCandidates()
-        return dense_ranking(index, index.provider.embed_query(query), depth, allowed, centering)
+        embedded = list(vector) if vector is not None else index.provider.embed_query(query)
+        return dense_ranking(index, embedded, depth, allowed, centering)
     except StoreUnavailableError as exc:
         log.warning("dense search skipped: %s", exc)
         index.store_error = str(exc)

@@ -85,6 +85,9 @@ class SearchOptions:
     rerank_doc_chars: int = default("rerank_doc_chars")
     # Cite the section of each unit that answers (retrieval/cite.py); False: the unit's first.
     cite_spans: bool = default("cite_spans")
+    # The question's embedding when the caller already has it (several collections searched
+    # with the one model they share: retrieval/collections.py), so it is not embedded again.
+    query_vector: tuple[float, ...] | None = None
 
 
 def search_options(
@@ -141,7 +144,9 @@ def hybrid_search(
 
     found = DenseCandidates()
     if "dense" in opts.retrievers:
-        found = dense_candidates(index, query, depth, allowed, opts.dense_centering)
+        found = dense_candidates(
+            index, query, depth, allowed, opts.dense_centering, opts.query_vector
+        )
     dense, query_vector = found.ranking, found.vector
     lexical: list[tuple[str, float]] = []
     if "lexical" in opts.retrievers:
