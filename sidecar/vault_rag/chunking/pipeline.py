@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +17,8 @@ from vault_rag.vault.types import ResolvedNote, VaultWarning
 
 # Bump whenever resolving or chunking would produce different chunks from the same files, for
 # any source kind (notes, PDFs, canvases, code): the indexer then re-chunks every file (vectors
-# are still reused by content hash).
+# are still reused by content hash). A change to one kind's own units bumps that kind's
+# `version` instead (`kind_versions`): only the files of that kind are re-chunked.
 # 4: units sized in the model's tokens, every unit keeps its own heading path (the title before
 #    the first heading), small-to-big context recorded per chunk.
 # 5: code: `#if`/`#endif` lines inside a list blanked before parsing (an initializer list in
@@ -30,6 +33,37 @@ def pipeline_signature(options: ChunkOptions) -> str:
         f"{PIPELINE_VERSION}:{options.target_min}-{options.target_max}{unit}"
         f":overlap{options.overlap_chars}:cap{options.max_tokens}:ctx{options.context_chars}"
     )
+
+
+KIND_VERSIONS_META = "pipeline_kinds"  # manifest meta: the kind versions the index was cut with
+
+
+def kind_versions(kinds: Iterable[object]) -> dict[str, str]:
+    """Each source kind's own chunker version (its `version` attribute, e.g. the code kind's
+    `CODE_UNITS_VERSION`), by kind name; kinds without one are covered by `PIPELINE_VERSION`
+    alone."""
+    found: dict[str, str] = {}
+    for kind in kinds:
+        version = getattr(kind, "version", "")
+        if version:
+            found[str(getattr(kind, "name", ""))] = str(version)
+    return found
+
+
+def stale_kinds(recorded: str | None, current: Mapping[str, str]) -> frozenset[str]:
+    """The kinds whose files were cut by another version than `current` (`recorded`: the
+    manifest's `KIND_VERSIONS_META`, None for an index from before kinds had versions)."""
+    try:
+        old = json.loads(recorded) if recorded else {}
+    except ValueError:
+        old = {}
+    if not isinstance(old, dict):
+        old = {}
+    return frozenset(name for name, version in current.items() if old.get(name) != version)
+
+
+def encode_kind_versions(current: Mapping[str, str]) -> str:
+    return json.dumps(dict(sorted(current.items())))
 
 
 def chunk_options(settings: Settings | None, provider: EmbeddingProvider) -> ChunkOptions:

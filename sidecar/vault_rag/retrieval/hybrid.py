@@ -31,6 +31,7 @@ from typing import Any, Literal
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.cite import locate
+from vault_rag.retrieval.code_files import rank_code_files
 from vault_rag.retrieval.dense import DenseCandidates, dense_candidates
 from vault_rag.retrieval.focus import NoteFocus, focus_factors, focus_ranking
 from vault_rag.retrieval.link_signal import add_link_signal
@@ -170,6 +171,11 @@ def hybrid_search(
     # Asking about a note: a bounded factor like the prior's (retrieval/focus.py).
     focus = focus_factors(chunks, opts.focus) if opts.focus is not None else {}
     final = {i: fused[i] * factors[i] * focus.get(i, 1.0) for i in fused}
+    # A code collection: definitions with the declarations that found them, tests and prose
+    # after the code when close (retrieval/code_files.py); notes are never touched.
+    for added in rank_code_files(index, final, chunks):
+        fused.setdefault(added, 0.0)
+        factors.setdefault(added, 1.0)
     order = sorted(final, key=lambda i: (-final[i], i))
     promoted: dict[str, bool] = {}
     rerank_scores: dict[str, float] = {}

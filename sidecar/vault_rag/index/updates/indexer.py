@@ -17,8 +17,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.pipeline import (
+    KIND_VERSIONS_META,
+    encode_kind_versions,
+    kind_versions,
+    pipeline_signature,
+    stale_kinds,
+)
 from vault_rag.chunking.pipeline import chunk_options as default_chunk_options
-from vault_rag.chunking.pipeline import pipeline_signature
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
@@ -152,7 +158,10 @@ class Indexer:
             self.index.claim_model()
             self.reconcile()
             signature = pipeline_signature(self.chunk_options)
-            scan = self.scan(force=self.index.manifest.get_meta("pipeline") != signature)
+            scan = self.scan(
+                force=self.index.manifest.get_meta("pipeline") != signature,
+                force_kinds=self.stale_kinds(),
+            )
             summary = IndexSummary(
                 deleted_why=scan.deleted_why(),
                 notes_seen=len(scan.seen),
@@ -166,6 +175,7 @@ class Indexer:
             # Chunked with this pipeline: recorded now, so a run that stops while embedding
             # (store down, Ctrl-C) does not re-chunk every note next time.
             self.index.manifest.set_meta("pipeline", signature)
+            self.record_kind_versions()
             # A manifest from before scripts were counted (cross-language search) gets them.
             self.index.manifest.backfill_scripts()
             embedded, reused = self.embed_pending(progress, limit=embed_limit)
@@ -237,8 +247,25 @@ class Indexer:
         self.store_synced, self.index.store_error = False, str(exc)
 
     # -- 2. what changed on disk ---------------------------------------------------------
-    def scan(self, force: bool = False, paths: list[str] | None = None) -> ScanResult:
-        """Stat every note; `force` (the chunking pipeline changed) treats every note as changed.
+    def stale_kinds(self) -> frozenset[str]:
+        """The enabled kinds whose own chunker version differs from the one the index's files
+        of that kind were cut with (`chunking/pipeline.py`, `kind_versions`)."""
+        recorded = self.index.manifest.get_meta(KIND_VERSIONS_META)
+        return stale_kinds(recorded, kind_versions(self.sources.kinds))
+
+    def record_kind_versions(self) -> None:
+        current = encode_kind_versions(kind_versions(self.sources.kinds))
+        if self.index.manifest.get_meta(KIND_VERSIONS_META) != current:
+            self.index.manifest.set_meta(KIND_VERSIONS_META, current)
+
+    def scan(
+        self,
+        force: bool = False,
+        paths: list[str] | None = None,
+        force_kinds: frozenset[str] = frozenset(),
+    ) -> ScanResult:
+        """Stat every note; `force` (the chunking pipeline changed) treats every note as changed,
+        `force_kinds` (a kind's own chunker changed) every file of those kinds.
         `paths`: the vault's note paths when the caller has just listed them."""
         root = self.index.vault_root
         known = self.index.manifest.notes()
@@ -253,7 +280,8 @@ class Indexer:
                 file = read_note_file(root, rel, known.get(rel), walked=True)
             except (OSError, UnsafePathError):
                 continue  # vanished or still being written: the next run looks again
-            if file.same and not force:
+            forced = force or self.sources.kind_name(rel) in force_kinds
+            if file.same and not forced:
                 if file.record is not known.get(rel):
                     result.touched.append(file.record)
             else:

@@ -117,7 +117,7 @@ class DiskResult:
 @dataclass
 class StartUpScan:
     scan: ScanResult
-    force: bool  # the chunking pipeline changed: every note is re-chunked
+    force: bool  # the chunking pipeline (or a kind's own chunker) changed: re-chunk the changed
     signature: str
 
 
@@ -332,10 +332,12 @@ class VaultSync:
         self.indexer.reconcile()
         signature = pipeline_signature(self.indexer.chunk_options)
         force = index.manifest.get_meta("pipeline") != signature
-        scan = self.indexer.scan(force=force, paths=self.writer.note_paths())
+        kinds = self.indexer.stale_kinds()
+        scan = self.indexer.scan(force=force, paths=self.writer.note_paths(), force_kinds=kinds)
         for record in scan.touched:
             index.manifest.touch_note(record)
-        return StartUpScan(scan, force, signature)
+        # (the changed paths alone are queued: forcing them re-chunks those of a stale kind)
+        return StartUpScan(scan, force or bool(kinds), signature)
 
     def finish_start_up(self, start: StartUpScan, started: float) -> None:
         scan = start.scan
@@ -345,6 +347,7 @@ class VaultSync:
             f"renamed {len(scan.renamed)}"
         )
         self.manifest.set_meta("pipeline", start.signature)
+        self.indexer.record_kind_versions()
         seconds = time.monotonic() - started
         self.manifest.set_meta("last_run", f"{line}; applied in {seconds:.1f} s")
         log.info("%s; applied in %.1f s", line, seconds)

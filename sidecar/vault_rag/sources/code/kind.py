@@ -21,13 +21,17 @@ from vault_rag.chunking.types import Chunk
 from vault_rag.settings import Settings
 from vault_rag.sources.base import make_unit
 from vault_rag.sources.code.languages import CODE_SUFFIXES, UNREAL_LINE, parser_for, spec_for
-from vault_rag.sources.code.pairs import link_pair
+from vault_rag.sources.code.pairs import link_pair, with_declarations
 from vault_rag.sources.code.symbols import Symbol, parse_symbols
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.paths import resolve_inside
 from vault_rag.vault.types import ResolvedNote, VaultWarning
 
 KIND = "code"
+# This kind's own chunker version (`chunking/pipeline.py`, `kind_versions`): bumping it re-chunks
+# the code files of every index and no note.
+# 1: the units of a C/C++ header list the functions they declare (`declares`, `pairs.py`).
+CODE_UNITS_VERSION = "1"
 MINIFIED_LINE_CHARS = 5000  # one line this long: generated or minified, not read
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -41,6 +45,7 @@ _BOMS = (
 class CodeKind:
     name = KIND
     suffixes = CODE_SUFFIXES
+    version = CODE_UNITS_VERSION
 
     def __init__(self, max_kb: float = 1024.0) -> None:
         self.max_bytes = int(max_kb * 1024)
@@ -124,6 +129,8 @@ def code_units(rel: str, text: str, options: ChunkOptions) -> list[Chunk]:
         builder.symbol(symbol)
     covered = {n for s in symbols for n in range(s.start, s.end + 1)}
     builder.rest(covered)
+    if spec is not None and parser is not None:
+        return with_declarations(rel, text, builder.units, parser)
     return builder.units
 
 

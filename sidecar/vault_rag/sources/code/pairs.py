@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +30,7 @@ HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx")
 SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c")
 _MIRRORS = (("Public", "Private"), ("Classes", "Private"), ("include", "src"))
 _RPC_SUFFIXES = ("_Implementation", "_Validate")
+_TEMPLATE_ARGS = re.compile(r"<.*>")
 
 Reader = Callable[[Path], tuple[str, tuple[str, str] | None]]
 
@@ -114,6 +116,48 @@ def link_pair(root: Path, rel: str, units: list[Chunk], read: Reader) -> tuple[l
             )
         )
     return linked, partner
+
+
+def with_declarations(rel: str, text: str, units: list[Chunk], parser: object) -> list[Chunk]:
+    """A C/C++ header's units, each with the functions declared in its lines (`declares`:
+    `Class::method` or `function`, the last two names), so a search that finds the declaration
+    can rank the definition with it (`retrieval/code_files.py`); other files' units as they are.
+
+    A window of lines that opens outside every declaration and follows one with no symbol
+    between opens with that declaration's documentation (zlib.h writes the comment after the
+    prototype), so it lists that declaration too."""
+    if not rel.lower().endswith(HEADER_SUFFIXES) or spec_for(rel) not in (C, CPP):
+        return units
+    declared = declarations(parser, CPP, text.encode("utf-8"), text.splitlines())
+    spans = sorted((span, declaration_key(path)) for path, span in declared.items())
+    symbol_starts = [u.line_start for u in units if u.extra.get("symbol")]
+    marked = []
+    for unit in units:
+        names = {
+            key for (start, end), key in spans if start <= unit.line_end and end >= unit.line_start
+        }
+        opens_inside = any(start <= unit.line_start <= end for (start, end), _ in spans)
+        if not opens_inside and unit.extra.get("symbol_kind") == "lines":
+            above = [(end, key) for (_, end), key in spans if end < unit.line_start]
+            if above:
+                last = max(end for end, _ in above)
+                between = any(last < start < unit.line_start for start in symbol_starts)
+                if not between:
+                    names |= {key for end, key in above if end == last}
+        marked.append(
+            dataclasses.replace(unit, extra={**unit.extra, "declares": sorted(names)})
+            if names
+            else unit
+        )
+    return marked
+
+
+def declaration_key(path: tuple[str, ...] | list[str]) -> str:
+    """How a declaration and a definition meet: the last two names (`DBImpl::Write`, a class
+    and its method, or `leveldb::NewDBIterator`), template arguments left out; one name for a
+    function outside any namespace or class (`deflate`)."""
+    parts = [_TEMPLATE_ARGS.sub("", part) for part in path if part != "(anonymous)"]
+    return "::".join(parts[-2:])
 
 
 def _declaration_for(

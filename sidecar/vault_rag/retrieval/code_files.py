@@ -1,0 +1,109 @@
+"""Code collections: the file that implements what the question asks about, ahead of the files
+that only declare it, test it or describe it in prose (issue 27). Only units of the code kind
+are touched: a vault's notes never are, so a vault's search is unchanged.
+
+- **Declared here, defined there.** A C/C++ header unit lists the functions it declares
+  (`declares`, `sources/code/pairs.py`). When such a unit is a candidate, the units defining
+  those functions in another file (found by name in the collection's own symbols) rank just
+  above it: a big header of declarations and comments (`zlib.h`, `db_impl.h`) matches a
+  question's words, the `.c`/`.cc` holds the answer. A name defined in more than one other
+  file is ambiguous and lends nothing. The definition may not have been a candidate; it is
+  added, as the header unit's partner (the results say so through `declared_at`).
+- **Tests and prose after the code, when close.** A code collection also holds its tests and
+  the files no grammar reads (Markdown, text, build files): relevant, but the question about a
+  code tree asks where something is done. Their scores are multiplied by `ROLE_FACTOR`, a
+  bound like the feedback prior's: only results within about 10 % of each other swap.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import MutableMapping
+
+from vault_rag.chunking.types import Chunk
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.sources.code.languages import spec_for
+
+ROLE_FACTOR = 0.9  # a test or prose file's unit in a code collection
+_EPSILON = 1e-6  # a definition ranks just above the declaration that found it
+# `test/…`, `foo_test.cc`, `test_foo.py`, `foo.test.ts`, `FooTest.java`, `foo_unittest.cc`
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)test_[^/]*$|_(unit)?tests?\.[^/]*$"
+    r"|[._-](test|spec)\.[^/.]+$|[a-z0-9]Tests?\.[^/.]+$"
+)
+_DEFINITIONS: weakref.WeakKeyDictionary[VaultIndex, tuple[int, dict[str, list[tuple[str, str]]]]]
+_DEFINITIONS = weakref.WeakKeyDictionary()
+
+
+def is_test_path(path: str) -> bool:
+    return _TEST_PATH.search(path) is not None
+
+
+def role_factor(chunk: Chunk) -> float:
+    """`ROLE_FACTOR` for a code collection's test file or file no grammar reads, else 1."""
+    if chunk.extra.get("kind") != "code":
+        return 1.0
+    if spec_for(chunk.note_path) is None or is_test_path(chunk.note_path):
+        return ROLE_FACTOR
+    return 1.0
+
+
+def rank_code_files(
+    index: VaultIndex,
+    final: MutableMapping[str, float],
+    chunks: MutableMapping[str, Chunk],
+) -> list[str]:
+    """Apply both rules (module doc) to the fused scores `final` in place; definitions added
+    as candidates are fetched into `chunks`. Returns the ids added. Nothing happens unless a
+    candidate is a code unit."""
+    code = [i for i in final if i in chunks and chunks[i].extra.get("kind") == "code"]
+    if not code:
+        return []
+    for chunk_id in code:
+        final[chunk_id] *= role_factor(chunks[chunk_id])
+    declaring = [i for i in code if chunks[i].extra.get("declares")]
+    if not declaring:
+        return []
+    definitions = definitions_of(index)
+    lent: dict[str, float] = {}
+    for chunk_id in declaring:
+        header = chunks[chunk_id]
+        for name in header.extra["declares"]:
+            found = definitions.get(str(name), [])
+            files = {path for path, _ in found}
+            if len(files) != 1 or header.note_path in files:
+                continue  # ambiguous, or defined in the header itself
+            for _, unit_id in found:
+                lent[unit_id] = max(lent.get(unit_id, 0.0), final[chunk_id])
+    added = [i for i in lent if i not in chunks]
+    chunks.update(index.manifest.chunks(added))
+    for unit_id, score in lent.items():
+        if unit_id not in chunks:
+            continue  # (a stale entry: the manifest no longer has it)
+        own = final.get(unit_id, 0.0)
+        # just above the header unit; among the definitions it lends to, their own order
+        final[unit_id] = max(own, score + _EPSILON * (1.0 + own))
+    return [i for i in added if i in chunks]
+
+
+def definitions_of(index: VaultIndex) -> dict[str, list[tuple[str, str]]]:
+    """The collection's function definitions by `declaration_key` → [(file, unit id)], built
+    from the manifest once per revision of it."""
+    revision = index.manifest.revision()
+    cached = _DEFINITIONS.get(index)
+    if cached is not None and cached[0] == revision:
+        return cached[1]
+    from vault_rag.sources.code.pairs import declaration_key
+
+    table: dict[str, list[tuple[str, str]]] = {}
+    rows = index.manifest.db.execute(
+        "SELECT id, note_path, json_extract(data, '$.extra.symbol') FROM chunks "
+        "WHERE json_extract(data, '$.extra.kind') = 'code' "
+        "AND json_extract(data, '$.extra.symbol_kind') = 'function'"
+    ).fetchall()
+    for unit_id, path, symbol in rows:
+        if symbol:
+            table.setdefault(declaration_key(str(symbol).split("::")), []).append((path, unit_id))
+    _DEFINITIONS[index] = (revision, table)
+    return table

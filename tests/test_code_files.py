@@ -1,0 +1,231 @@
+"""Code search finds the file that implements (issue 27, `retrieval/code_files.py`): a header's
+declaration ranks its definition with it, tests and prose go after the code when close; and the
+code kind's own chunker version re-chunks code files only. A real `git init` checkout of
+generated files, real tree-sitter, real Chroma and BM25, the hash embedder."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vault_rag.chunking.chunker import ChunkOptions
+from vault_rag.chunking.pipeline import KIND_VERSIONS_META, stale_kinds
+from vault_rag.index.updates.indexer import Indexer
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.retrieval import code_files
+from vault_rag.retrieval.hybrid import hybrid_search, search_options
+from vault_rag.serving.context import make_indexer, open_index
+from vault_rag.settings import Settings, SourceSpec
+from vault_rag.source_indexes.collections import index_sources, open_source
+from vault_rag.source_indexes.specs import save_added
+from vault_rag.sources.code import kind as code_kind
+from vault_rag.sources.code.kind import CodeKind, code_units
+from vault_rag.sources.markdown import MarkdownKind
+from vault_rag.sources.registry import SourceRegistry
+
+# A public header in the zlib style: the prototype, then its documentation (the words a user
+# asks with); the definition is terse and lives in another folder.
+HEADER = """\
+#ifndef CODEC_H
+#define CODEC_H
+
+/* codec.h -- interface of the codec library */
+
+int codec_flush_window(struct codec_stream *strm, int mode);
+/*
+   codec_flush_window pushes every pending compressed byte of the sliding window out to the
+   output file descriptor, then empties the window so the next block starts clean. The
+   pending compressed bytes are written in one call when the descriptor accepts them.
+*/
+
+int codec_reset(struct codec_stream *strm);
+/* codec_reset forgets the stream state. */
+
+#endif
+"""
+SOURCE = """\
+#include "codec.h"
+
+int codec_flush_window(struct codec_stream *strm, int mode)
+{
+    int n = strm->have;
+    while (n > 0) { n -= put(strm->fd, strm->out, n); }
+    strm->have = 0;
+    return mode;
+}
+
+int codec_reset(struct codec_stream *strm)
+{
+    strm->have = 0;
+    return 0;
+}
+"""
+NOTES = {"Reading list.md": "# Reading list\n\nA book about bread and one about boats.\n"}
+
+
+def _repo(root: Path) -> Path:
+    repo = root / "codec"
+    (repo / "include").mkdir(parents=True)
+    (repo / "src").mkdir()
+    (repo / "include" / "codec.h").write_text(HEADER, encoding="utf-8")
+    (repo / "src" / "codec.c").write_text(SOURCE, encoding="utf-8")
+    for i in range(30):  # other files, so BM25 statistics mean something
+        (repo / "src" / f"part{i}.c").write_text(
+            f"/* Part {i} of the table. */\nint part_{i}(int x)\n{{\n    return x + {i};\n}}\n",
+            encoding="utf-8",
+        )
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def codec(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultIndex]:
+    root = tmp_path_factory.mktemp("codefiles")
+    vault = root / "vault"
+    vault.mkdir()
+    for name, text in NOTES.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    repo = _repo(root)
+    data = root / "data"
+    spec = SourceSpec(name="codec", path=repo, kind="code")
+    save_added(data, [spec])
+    settings = Settings(vault=vault, data_dir=data, embeddings="hash", llm_model=None)
+    vault_index = open_index(settings)
+    make_indexer(settings, vault_index).run()
+    assert [r.error for r in index_sources(settings, vault_index.provider)] == [None]
+    source = open_source(settings, spec, repo.resolve(), vault_index.provider)
+    try:
+        yield source
+    finally:
+        source.close()
+        vault_index.close()
+
+
+QUESTION = "which function pushes the pending compressed bytes out to the file descriptor"
+
+
+def _files(index: VaultIndex, question: str) -> list[tuple[str, str]]:
+    options = search_options(Settings(embeddings="hash"), k=10)
+    return [(r.note_path, r.symbol or "") for r in hybrid_search(index, question, options)]
+
+
+def test_header_units_list_what_they_declare_and_the_comment_after_it() -> None:
+    units = code_units("include/codec.h", HEADER, ChunkOptions(target_min=10, target_max=40))
+    declares = {u.line_start: u.extra.get("declares") for u in units}
+    prototype = next(u for u in units if "int codec_flush_window(" in u.text)
+    assert prototype.extra["declares"] == ["codec_flush_window"]
+    # the documentation after the prototype, in windows of its own, lists the prototype too
+    documented = [u for u in units if "output file descriptor" in u.text]
+    assert documented and all("codec_flush_window" in u.extra["declares"] for u in documented)
+    assert any(names == ["codec_reset"] for names in declares.values())
+    # a source file's units declare nothing (definitions are symbols)
+    assert all("declares" not in u.extra for u in code_units("src/codec.c", SOURCE, ChunkOptions()))
+
+
+def test_the_definition_ranks_with_the_header_declaration_that_matched(codec, monkeypatch) -> None:
+    ranked = _files(codec, QUESTION)
+    assert ranked[0] == ("src/codec.c", "codec_flush_window")
+    files = list(dict.fromkeys(path for path, _ in ranked))
+    assert files[:2] == ["src/codec.c", "include/codec.h"]  # the header that matched next
+    # without the rule the header's documentation is first: the test measures the rule
+    monkeypatch.setattr(code_files, "rank_code_files", lambda index, final, chunks: [])
+    monkeypatch.setattr("vault_rag.retrieval.hybrid.rank_code_files", lambda i, f, c: [])
+    assert _files(codec, QUESTION)[0][0] == "include/codec.h"
+
+
+def test_an_ambiguous_name_lends_nothing(codec) -> None:
+    table = code_files.definitions_of(codec)
+    assert table["codec_flush_window"] == [("src/codec.c", table["codec_flush_window"][0][1])]
+    final = {"h": 1.0}
+    header = next(
+        c for c in codec.manifest.note_chunks("include/codec.h") if c.extra.get("declares")
+    )
+    chunks = {"h": header}
+    twice = {name: [("a.c", "x"), ("b.c", "y")] for name in header.extra["declares"]}
+    code_files._DEFINITIONS[codec] = (codec.manifest.revision(), twice)
+    try:
+        assert code_files.rank_code_files(codec, final, chunks) == []
+        assert final == {"h": 1.0}  # a header unit is code, not a test or prose: unchanged
+    finally:
+        code_files._DEFINITIONS.pop(codec, None)
+
+
+@pytest.mark.parametrize(
+    ("path", "test"),
+    [
+        ("db/db_impl.cc", False),
+        ("db/db_test.cc", True),
+        ("test/infcover.c", True),
+        ("tests/test_sync.py", True),
+        ("src/app.test.ts", True),
+        ("src/FooTest.java", True),
+        ("util/env_posix_unittest.cc", True),
+        ("src/latest.c", False),
+        ("src/contest/rules.c", False),
+    ],
+)
+def test_test_files_are_told_by_their_path(path: str, test: bool) -> None:
+    assert code_files.is_test_path(path) is test
+
+
+def test_tests_and_prose_of_a_code_collection_give_way_to_code_and_notes_never_do(codec) -> None:
+    by_path = {
+        path: codec.manifest.note_chunks(path)[0] for path in ("src/codec.c", "include/codec.h")
+    }
+    assert all(code_files.role_factor(c) == 1.0 for c in by_path.values())
+    code = by_path["src/codec.c"]
+    as_test = type(code)(**{**code.__dict__, "note_path": "src/codec_test.c"})
+    as_prose = type(code)(**{**code.__dict__, "note_path": "doc/design.md"})
+    assert code_files.role_factor(as_test) == code_files.role_factor(as_prose) == 0.9
+    note = type(code)(**{**code.__dict__, "note_path": "notes/x_test.md", "extra": {}})
+    assert code_files.role_factor(note) == 1.0  # a vault's note is never a code unit
+
+
+def test_a_code_chunker_version_rechunks_code_files_and_leaves_notes_alone(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """One index holding notes and code (the kinds of both registries): bumping the code
+    kind's own version re-chunks every code file on the next run and no note; the global
+    pipeline signature does not move."""
+    root = _repo(tmp_path)
+    for name, text in NOTES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    settings = Settings(vault=root, data_dir=tmp_path / "data", embeddings="hash", llm_model=None)
+    index = open_index(settings)
+    try:
+
+        def run() -> tuple[int, set[str]]:
+            # (Markdown read as notes: a code tree reads its .md files too, as line windows)
+            registry = SourceRegistry([CodeKind(), MarkdownKind()])
+            before = {p: [c.id for c in index.manifest.note_chunks(p)] for p in NOTES}
+            summary = Indexer(index, sources=registry).run()
+            after = {p: [c.id for c in index.manifest.note_chunks(p)] for p in NOTES}
+            assert before == after or not any(before.values())
+            return summary.notes_changed, set(index.manifest.notes())
+
+        changed, files = run()
+        code = {p for p in files if p.endswith((".c", ".h"))}
+        assert changed == len(files) == len(code) + len(NOTES)
+        pipeline = index.manifest.get_meta("pipeline")
+        assert run()[0] == 0  # nothing changed: nothing re-chunked
+
+        monkeypatch.setattr(CodeKind, "version", code_kind.CODE_UNITS_VERSION + "-next")
+        notes_before = {p: index.manifest.note(p) for p in NOTES}
+        changed, _ = run()
+        assert changed == len(code)  # every code file, and not one note
+        assert {p: index.manifest.note(p) for p in NOTES} == notes_before
+        assert index.manifest.get_meta("pipeline") == pipeline
+        assert stale_kinds(index.manifest.get_meta(KIND_VERSIONS_META), {"code": "x"}) == {"code"}
+        assert run()[0] == 0  # recorded: the next run has nothing to do
+    finally:
+        index.close()
+
+
+def test_an_index_from_before_kind_versions_rechunks_its_code_once() -> None:
+    assert stale_kinds(None, {"code": "1"}) == {"code"}
+    assert stale_kinds('{"code": "1"}', {"code": "1"}) == frozenset()
+    assert stale_kinds("not json", {"code": "1"}) == {"code"}
+    assert stale_kinds(None, {}) == frozenset()  # a vault of notes: nothing is ever stale
