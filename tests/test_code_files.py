@@ -63,6 +63,23 @@ int codec_reset(struct codec_stream *strm)
     return 0;
 }
 """
+# A .h/.c pair: the header's struct and its comment carry the words, the source the code.
+RING_H = """\
+/* A ring buffer of log records: the writer appends records at the head, the reader
+   consumes them at the tail, and the buffer wraps around when it reaches the end. */
+struct ring_buffer {
+    int head;   /* where the writer appends the next log record */
+    int tail;   /* where the reader consumes */
+};
+"""
+RING_C = """\
+#include "ring.h"
+
+int ring_next(struct ring_buffer *ring, int size)
+{
+    return (ring->head + 1) % size;
+}
+"""
 NOTES = {"Reading list.md": "# Reading list\n\nA book about bread and one about boats.\n"}
 
 
@@ -72,6 +89,8 @@ def _repo(root: Path) -> Path:
     (repo / "src").mkdir()
     (repo / "include" / "codec.h").write_text(HEADER, encoding="utf-8")
     (repo / "src" / "codec.c").write_text(SOURCE, encoding="utf-8")
+    (repo / "src" / "ring.h").write_text(RING_H, encoding="utf-8")
+    (repo / "src" / "ring.c").write_text(RING_C, encoding="utf-8")
     for i in range(30):  # other files, so BM25 statistics mean something
         (repo / "src" / f"part{i}.c").write_text(
             f"/* Part {i} of the table. */\nint part_{i}(int x)\n{{\n    return x + {i};\n}}\n",
@@ -131,9 +150,16 @@ def test_the_definition_ranks_with_the_header_declaration_that_matched(codec, mo
     files = list(dict.fromkeys(path for path, _ in ranked))
     assert files[:2] == ["src/codec.c", "include/codec.h"]  # the header that matched next
     # without the rule the header's documentation is first: the test measures the rule
-    monkeypatch.setattr(code_files, "rank_code_files", lambda index, final, chunks: [])
     monkeypatch.setattr("vault_rag.retrieval.hybrid.rank_code_files", lambda i, f, c: [])
     assert _files(codec, QUESTION)[0][0] == "include/codec.h"
+
+
+def test_a_header_and_its_source_file_rank_together_the_source_first(codec, monkeypatch) -> None:
+    question = "ring buffer where the writer appends log records and the reader consumes them"
+    files = list(dict.fromkeys(path for path, _ in _files(codec, question)))
+    assert files[:2] == ["src/ring.c", "src/ring.h"]
+    monkeypatch.setattr("vault_rag.retrieval.hybrid.rank_code_files", lambda i, f, c: [])
+    assert _files(codec, question)[0][0] == "src/ring.h"  # the header's words alone
 
 
 def test_an_ambiguous_name_lends_nothing(codec) -> None:

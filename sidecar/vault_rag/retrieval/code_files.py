@@ -2,6 +2,10 @@
 that only declare it, test it or describe it in prose (issue 27). Only units of the code kind
 are touched: a vault's notes never are, so a vault's search is unchanged.
 
+- **A `.h` and its `.cc` rank together.** When a header unit and a unit of its partner
+  source file (the same name beside it, or in the mirrored folder) are both candidates, the
+  partner's best unit ranks just above the header's: the declaration says what, the
+  implementation how.
 - **Declared here, defined there.** A C/C++ header unit lists the functions it declares
   (`declares`, `sources/code/pairs.py`). When such a unit is a candidate, the units defining
   those functions in another file (found by name in the collection's own symbols) rank just
@@ -24,6 +28,7 @@ from collections.abc import MutableMapping
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.sources.code.languages import spec_for
+from vault_rag.sources.code.pairs import HEADER_SUFFIXES, declaration_key, partners
 
 ROLE_FACTOR = 0.9  # a test or prose file's unit in a code collection
 _EPSILON = 1e-6  # a definition ranks just above the declaration that found it
@@ -62,11 +67,9 @@ def rank_code_files(
         return []
     for chunk_id in code:
         final[chunk_id] *= role_factor(chunks[chunk_id])
+    lent = _lent_to_partners(code, final, chunks)
     declaring = [i for i in code if chunks[i].extra.get("declares")]
-    if not declaring:
-        return []
-    definitions = definitions_of(index)
-    lent: dict[str, float] = {}
+    definitions = definitions_of(index) if declaring else {}
     for chunk_id in declaring:
         header = chunks[chunk_id]
         for name in header.extra["declares"]:
@@ -87,6 +90,30 @@ def rank_code_files(
     return [i for i in added if i in chunks]
 
 
+def _lent_to_partners(
+    code: list[str], final: MutableMapping[str, float], chunks: MutableMapping[str, Chunk]
+) -> dict[str, float]:
+    """A header unit's score for the best candidate of its `.cc`/`.c` partner (`partners`,
+    `sources/code/pairs.py`), when the partner is a candidate too: the pair ranks together,
+    the implementation first."""
+    best: dict[str, str] = {}
+    for chunk_id in code:
+        path = chunks[chunk_id].note_path
+        if path not in best or final[chunk_id] > final[best[path]]:
+            best[path] = chunk_id
+    lent: dict[str, float] = {}
+    for chunk_id in code:
+        path = chunks[chunk_id].note_path
+        if not path.lower().endswith(HEADER_SUFFIXES):
+            continue
+        # any unit of the header (its comment windows too, which record no partner)
+        partner = next((p for p in partners(path) if p in best), None)
+        if partner is not None:
+            target = best[partner]
+            lent[target] = max(lent.get(target, 0.0), final[chunk_id])
+    return lent
+
+
 def definitions_of(index: VaultIndex) -> dict[str, list[tuple[str, str]]]:
     """The collection's function definitions by `declaration_key` → [(file, unit id)], built
     from the manifest once per revision of it."""
@@ -94,8 +121,6 @@ def definitions_of(index: VaultIndex) -> dict[str, list[tuple[str, str]]]:
     cached = _DEFINITIONS.get(index)
     if cached is not None and cached[0] == revision:
         return cached[1]
-    from vault_rag.sources.code.pairs import declaration_key
-
     table: dict[str, list[tuple[str, str]]] = {}
     rows = index.manifest.db.execute(
         "SELECT id, note_path, json_extract(data, '$.extra.symbol') FROM chunks "
