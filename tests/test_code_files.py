@@ -197,6 +197,23 @@ def test_test_files_are_told_by_their_path(path: str, test: bool) -> None:
     assert code_files.is_test_path(path) is test
 
 
+@pytest.mark.parametrize(
+    ("path", "tested"),
+    [
+        ("util/bloom_test.cc", ["util/bloom.cc"]),
+        ("util/env_posix_unittest.cc", ["util/env_posix.cc"]),
+        ("test_sync.py", ["sync.py"]),
+        ("src/app.test.ts", ["src/app.ts"]),
+        ("src/app.spec.ts", ["src/app.ts"]),
+        ("src/FooTest.java", ["src/Foo.java"]),
+        ("db/db_impl.cc", []),
+        ("src/latest.c", []),
+    ],
+)
+def test_a_test_file_names_the_file_it_tests(path: str, tested: list[str]) -> None:
+    assert code_files.tested_by(path) == tested
+
+
 def test_tests_and_prose_of_a_code_collection_give_way_to_code_and_notes_never_do(codec) -> None:
     by_path = {
         path: codec.manifest.note_chunks(path)[0] for path in ("src/codec.c", "include/codec.h")

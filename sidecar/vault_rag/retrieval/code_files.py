@@ -2,10 +2,11 @@
 that only declare it, test it or describe it in prose (issue 27). Only units of the code kind
 are touched: a vault's notes never are, so a vault's search is unchanged.
 
-- **A `.h` and its `.cc` rank together.** When a header unit and a unit of its partner
-  source file (the same name beside it, or in the mirrored folder) are both candidates, the
-  partner's best unit ranks just above the header's: the declaration says what, the
-  implementation how.
+- **A file ranks with its header and its test, first.** When a header unit and a unit of its
+  partner source file (the same name beside it, or in the mirrored folder) are both
+  candidates, the partner's best unit ranks just above the header's: the declaration says
+  what, the implementation how. A test file's unit does the same for the file it tests by
+  name (`bloom_test.cc` → `bloom.cc`, `app.test.ts` → `app.ts`).
 - **Declared here, defined there.** A C/C++ header unit lists the functions it declares
   (`declares`, `sources/code/pairs.py`). When such a unit is a candidate, the units defining
   those functions in another file (found by name in the collection's own symbols) rank just
@@ -93,9 +94,9 @@ def rank_code_files(
 def _lent_to_partners(
     code: list[str], final: MutableMapping[str, float], chunks: MutableMapping[str, Chunk]
 ) -> dict[str, float]:
-    """A header unit's score for the best candidate of its `.cc`/`.c` partner (`partners`,
-    `sources/code/pairs.py`), when the partner is a candidate too: the pair ranks together,
-    the implementation first."""
+    """A header or test unit's score for the best candidate of its partner (a header's
+    `.cc`/`.c`: `partners`, `sources/code/pairs.py`; a test's tested file: `tested_by`) when
+    the partner is a candidate too: the pair ranks together, the implementation first."""
     best: dict[str, str] = {}
     for chunk_id in code:
         path = chunks[chunk_id].note_path
@@ -104,14 +105,34 @@ def _lent_to_partners(
     lent: dict[str, float] = {}
     for chunk_id in code:
         path = chunks[chunk_id].note_path
-        if not path.lower().endswith(HEADER_SUFFIXES):
-            continue
-        # any unit of the header (its comment windows too, which record no partner)
-        partner = next((p for p in partners(path) if p in best), None)
+        # (any unit of a header, its comment windows too, which record no `related_file`)
+        header = path.lower().endswith(HEADER_SUFFIXES)
+        candidates = partners(path) if header else tested_by(path)
+        partner = next((p for p in candidates if p in best), None)
         if partner is not None:
             target = best[partner]
             lent[target] = max(lent.get(target, 0.0), final[chunk_id])
     return lent
+
+
+_TEST_NAME = (
+    (re.compile(r"^(.+)_(unit)?tests?(\.[^.]+)$"), r"\1\3"),  # db_test.cc → db.cc
+    (re.compile(r"^test_(.+)$"), r"\1"),  # test_sync.py → sync.py
+    (re.compile(r"^(.+)[.-](test|spec)(\.[^.]+)$"), r"\1\3"),  # app.test.ts → app.ts
+    (re.compile(r"^(.+[a-z0-9])Tests?(\.[^.]+)$"), r"\1\2"),  # FooTest.java → Foo.java
+)
+
+
+def tested_by(path: str) -> list[str]:
+    """The file a test file tests, by its name, in the same folder (`util/bloom_test.cc` →
+    `util/bloom.cc`); [] for a file that is no test by name."""
+    folder, _, name = path.rpartition("/")
+    found = []
+    for pattern, replacement in _TEST_NAME:
+        if pattern.match(name):
+            tested = pattern.sub(replacement, name)
+            found.append(f"{folder}/{tested}" if folder else tested)
+    return found
 
 
 def definitions_of(index: VaultIndex) -> dict[str, list[tuple[str, str]]]:
