@@ -179,6 +179,27 @@ def test_an_ambiguous_name_lends_nothing(codec) -> None:
         code_files._DEFINITIONS.pop(codec, None)
 
 
+def test_lent_evidence_adds_to_a_definitions_own(codec) -> None:
+    """A definition that matched on its own and is pointed at by a matching declaration ranks
+    above a file that matched better alone (evidence adds up, as RRF adds lists); one that was
+    no candidate is added just above the declaration."""
+    header = next(
+        c for c in codec.manifest.note_chunks("include/codec.h") if c.extra.get("declares")
+    )
+    source = {c.extra.get("symbol"): c for c in codec.manifest.note_chunks("src/codec.c")}
+    other = codec.manifest.note_chunks("src/part3.c")[0]
+    flush, reset = source["codec_flush_window"], source["codec_reset"]
+    chunks = {header.id: header, flush.id: flush, other.id: other}
+    final = {header.id: 0.10, flush.id: 0.05, other.id: 0.12}
+    added = code_files.rank_code_files(codec, final, chunks)
+    assert final[flush.id] == pytest.approx(0.15, abs=1e-5)  # 0.05 own + 0.10 lent
+    assert final[flush.id] > final[other.id] > final[header.id]
+    if "codec_reset" in header.extra["declares"]:  # the window holding both prototypes
+        assert added == [reset.id] and 0.10 < final[reset.id] < 0.1001
+    else:
+        assert added == []
+
+
 @pytest.mark.parametrize(
     ("path", "test"),
     [

@@ -4,16 +4,19 @@ are touched: a vault's notes never are, so a vault's search is unchanged.
 
 - **A file ranks with its header and its test, first.** When a header unit and a unit of its
   partner source file (the same name beside it, or in the mirrored folder) are both
-  candidates, the partner's best unit ranks just above the header's: the declaration says
-  what, the implementation how. A test file's unit does the same for the file it tests by
-  name (`bloom_test.cc` → `bloom.cc`, `app.test.ts` → `app.ts`).
+  candidates, the header unit's score is added to the partner's best unit: the declaration
+  says what, the implementation how. A test file's unit does the same for the file it tests
+  by name (`bloom_test.cc` → `bloom.cc`, `app.test.ts` → `app.ts`).
 - **Declared here, defined there.** A C/C++ header unit lists the functions it declares
-  (`declares`, `sources/code/pairs.py`). When such a unit is a candidate, the units defining
-  those functions in another file (found by name in the collection's own symbols) rank just
-  above it: a big header of declarations and comments (`zlib.h`, `db_impl.h`) matches a
+  (`declares`, `sources/code/pairs.py`). When such a unit is a candidate, its score is added
+  to the units defining those functions in another file (found by name in the collection's
+  own symbols): a big header of declarations and comments (`zlib.h`, `db_impl.h`) matches a
   question's words, the `.c`/`.cc` holds the answer. A name defined in more than one other
-  file is ambiguous and lends nothing. The definition may not have been a candidate; it is
-  added, as the header unit's partner (the results say so through `declared_at`).
+  file is ambiguous and lends nothing. A definition that was no candidate is added, just
+  above the header unit.
+- **Evidence adds up**, as RRF adds the lists a unit is in: a definition that matched on its
+  own and is pointed at by a matching declaration ranks above both (`docs/retrieval.md`
+  measures this against taking the maximum).
 - **Tests and prose after the code, when close.** A code collection also holds its tests and
   the files no grammar reads (Markdown, text, build files): relevant, but the question about a
   code tree asks where something is done. Their scores are multiplied by `ROLE_FACTOR`, a
@@ -32,7 +35,7 @@ from vault_rag.sources.code.languages import spec_for
 from vault_rag.sources.code.pairs import HEADER_SUFFIXES, declaration_key, partners
 
 ROLE_FACTOR = 0.9  # a test or prose file's unit in a code collection
-_EPSILON = 1e-6  # a definition ranks just above the declaration that found it
+_EPSILON = 1e-6  # an added definition ranks just above the unit that lent to it
 # `test/…`, `foo_test.cc`, `test_foo.py`, `foo.test.ts`, `FooTest.java`, `foo_unittest.cc`
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)test_[^/]*$|_(unit)?tests?\.[^/]*$"
@@ -86,8 +89,10 @@ def rank_code_files(
         if unit_id not in chunks:
             continue  # (a stale entry: the manifest no longer has it)
         own = final.get(unit_id, 0.0)
-        # just above the header unit; among the definitions it lends to, their own order
-        final[unit_id] = max(own, score + _EPSILON * (1.0 + own))
+        # evidence adds up, as RRF adds the lists a unit is in: a definition that matched
+        # on its own and is pointed at by a matching declaration ranks above both; one that
+        # was no candidate ranks just above the unit that lent to it
+        final[unit_id] = own + score + _EPSILON
     return [i for i in added if i in chunks]
 
 
