@@ -23,7 +23,7 @@ from vault_rag.evaluation.retrieval import SIDES, IndexSystem, System, evaluate,
 from vault_rag.evaluation.translated import TranslatedSystem
 from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.manifest import Manifest
-from vault_rag.index.updates.indexer import IndexSummary
+from vault_rag.index.updates.records import IndexSummary
 from vault_rag.index.vault_index import MANIFEST_FILE, ModelMismatchError, VaultIndex
 from vault_rag.retrieval.calibration import calibration_for
 from vault_rag.retrieval.collections import UnknownCollectionError

@@ -17,8 +17,9 @@ from vault_rag.index.lock import IndexLockedError
 from vault_rag.index.status import index_status
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.stores.factory import store_info
-from vault_rag.index.updates.indexer import Indexer, IndexSummary
-from vault_rag.index.updates.indexer import Progress as IndexProgress
+from vault_rag.index.updates.indexer import Indexer
+from vault_rag.index.updates.records import IndexSummary
+from vault_rag.index.updates.records import Progress as IndexProgress
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.maintenance.doctor import DamagedDataError, diagnose
 from vault_rag.serving.context import make_indexer, open_index

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from vault_rag.chunking.pipeline import chunk_options
-from vault_rag.index.updates.indexer import Indexer, Progress
+from vault_rag.index.updates.indexer import Indexer
+from vault_rag.index.updates.records import Progress
 from vault_rag.settings import Settings
 from vault_rag.sources.registry import source_registry
 from vault_rag.vault.exclusions import Exclusions

@@ -19,7 +19,8 @@ from pathlib import Path
 from vault_rag.chunking.pipeline import chunk_options
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.index.stores.factory import open_vector_store
-from vault_rag.index.updates.indexer import Indexer, IndexSummary
+from vault_rag.index.updates.indexer import Indexer
+from vault_rag.index.updates.records import IndexSummary
 from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
 from vault_rag.maintenance import doctor
 from vault_rag.settings import DEFAULT_IGNORES, Settings, SourceSpec

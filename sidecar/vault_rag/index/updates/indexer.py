@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-import unicodedata
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from vault_rag.chunking.chunker import ChunkOptions
 from vault_rag.chunking.pipeline import (
@@ -27,103 +25,27 @@ from vault_rag.chunking.pipeline import (
 from vault_rag.chunking.pipeline import chunk_options as default_chunk_options
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.lock import WriterLock
-from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
+from vault_rag.index.manifest import POSTED_PREFIX, NoteRecord
 from vault_rag.index.note_file import read_note_file
 from vault_rag.index.snapshot_build import refresh_snapshot
 from vault_rag.index.stores.base import StoreUnavailableError
+from vault_rag.index.updates.dependencies import dependents_of, note_dependencies
+from vault_rag.index.updates.records import IndexSummary, Progress, ScanResult
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.registry import SourceRegistry, source_registry
-from vault_rag.vault.links import NoteIndex, parse_link
+from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.listing import Skip, VaultListing
 from vault_rag.vault.paths import UnsafePathError
 from vault_rag.vault.reader import DEFAULT_IGNORES, is_ignored
 from vault_rag.vault.types import ResolvedNote
 
-MISSING_PREFIX = "missing:"
 log = logging.getLogger(__name__)
 
 
 def _some(paths: list[str], n: int = 5) -> str:
     more = f" and {len(paths) - n} more" if len(paths) > n else ""
     return ", ".join(paths[:n]) + more
-
-
-@dataclass
-class IndexSummary:
-    notes_seen: int = 0
-    notes_changed: int = 0  # new or edited on disk
-    notes_reindexed: int = 0  # changed + their embedders
-    notes_deleted: int = 0
-    notes_renamed: int = 0
-    chunks_embedded: int = 0  # sent to the model
-    chunks_reused: int = 0  # vector taken from the cache by content hash
-    chunks_pending: int = 0  # still waiting for a vector (interrupted or limited run)
-    seconds: float = 0.0
-    warnings: int = 0
-    deleted_why: str = ""  # e.g. " (excluded 3, posted with no file 2)": see ScanResult
-
-    def line(self) -> str:
-        return (
-            f"notes seen {self.notes_seen} / changed {self.notes_changed} / "
-            f"deleted {self.notes_deleted}{self.deleted_why} / renamed {self.notes_renamed}; "
-            f"chunks embedded {self.chunks_embedded} / reused {self.chunks_reused}"
-            + (f" / pending {self.chunks_pending}" if self.chunks_pending else "")
-            + f"; {self.seconds:.1f} s"
-        )
-
-
-@dataclass
-class Progress:
-    """Callbacks for a progress display; all optional."""
-
-    on_phase: Callable[[str, int], None] = lambda phase, total: None
-    on_advance: Callable[[int], None] = lambda n: None
-
-
-@dataclass
-class ScanResult:
-    seen: list[str] = field(default_factory=list)
-    changed: dict[str, NoteRecord] = field(default_factory=dict)  # new or edited
-    touched: list[NoteRecord] = field(default_factory=list)  # same bytes, new stat
-    deleted: list[str] = field(default_factory=list)
-    renamed: dict[str, str] = field(default_factory=dict)  # old → new
-    # Of `deleted`, the notes whose file is still there but now ignored or excluded, and the
-    # notes that were posted (`PUT /v1/notes`) while no file existed (an older sidecar kept
-    # them until a restart): said apart, so a start-up never just reports "deleted 527".
-    excluded: list[str] = field(default_factory=list)
-    posted_gone: list[str] = field(default_factory=list)
-
-    def deleted_why(self) -> str:
-        parts = [f"excluded {len(self.excluded)}"] if self.excluded else []
-        if self.posted_gone:
-            parts.append(f"posted with no file {len(self.posted_gone)}")
-        return f" ({', '.join(parts)})" if parts else ""
-
-    def detect_renames(self, known: dict[str, NoteRecord]) -> None:
-        """A deleted note whose bytes reappear under a new path is a rename. The vector cache
-        makes re-keying free either way; this keeps the summaries honest."""
-        by_hash = {r.file_hash: p for p, r in self.changed.items() if p not in known}
-        for old in self.deleted:
-            new = by_hash.get(known[old].file_hash)
-            if new:
-                self.renamed[old] = new
-
-
-def dependents_of(manifest: Manifest, changed: Iterable[str], deleted: Iterable[str]) -> set[str]:
-    """Notes whose resolved text includes a changed or deleted note, or waits for a new one."""
-    changed, deleted = set(changed), set(deleted)
-    found = manifest.dependents(changed | deleted)
-    found |= manifest.dependents(missing_key(p) for p in changed)
-    return found - changed - deleted
-
-
-def missing_key(link_text: str) -> str:
-    """Dependency key for an embed target that did not exist, so creating it re-indexes its
-    embedders. Keyed by the note-name part, NFC and lower-cased, as links resolve."""
-    name = link_text.split("|", 1)[0].split("#", 1)[0].strip().rsplit("/", 1)[-1]
-    name = name[:-3] if name.lower().endswith(".md") else name
-    return MISSING_PREFIX + unicodedata.normalize("NFC", name).casefold()
 
 
 class Indexer:
@@ -450,25 +372,6 @@ class Indexer:
                 # Measured rate, for `vault-rag status`'s estimate of the time left.
                 manifest.set_meta("embed_rate", f"{embedded / (time.monotonic() - started):.3f}")
         return embedded, reused
-
-
-def note_dependencies(
-    note: ResolvedNote, note_index: NoteIndex
-) -> tuple[list[str], list[tuple[str, str, str | None, int | None]]]:
-    """(dependency keys, warning rows) of a resolved note, as the manifest stores them."""
-    deps = list(note.dependencies)
-    warnings = []
-    for w in note.warnings:
-        warnings.append((w.code, w.message, w.target, w.line))
-        if w.code == "missing_note" and w.target:
-            deps.append(missing_key(w.target))
-        elif w.code in ("missing_heading", "missing_block") and w.target:
-            # The note exists but not the part: depend on it, so adding the heading later
-            # re-resolves this note.
-            found = note_index.resolve(parse_link(w.target)[0], note.path)
-            if found:
-                deps.append(found)
-    return deps, warnings
 
 
 def store_metadata(chunk: Chunk) -> dict[str, object]:

@@ -68,8 +68,10 @@ from vault_rag.chunking.chunker import chunk_note
 from vault_rag.chunking.pipeline import pipeline_signature
 from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
 from vault_rag.index.note_file import FileInFlux, read_note_file
-from vault_rag.index.updates.indexer import Indexer, ScanResult, dependents_of, note_dependencies
+from vault_rag.index.updates.dependencies import dependents_of, note_dependencies
+from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.updates.post_checks import PostedNote, PostRefused, refuse_posted
+from vault_rag.index.updates.records import ScanResult
 from vault_rag.index.updates.writer import IndexWriter, vector_needs
 from vault_rag.vault.embeds import resolve_text
 from vault_rag.vault.exclusions import is_excluded

@@ -34,7 +34,8 @@ from typing import Any
 
 from vault_rag.index.manifest import Manifest
 from vault_rag.index.snapshot_build import refresh_snapshot
-from vault_rag.index.updates.indexer import Indexer, Progress
+from vault_rag.index.updates.indexer import Indexer
+from vault_rag.index.updates.records import Progress
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.listing import VaultListing
 
