@@ -1,13 +1,21 @@
-"""Helpers for index tests: a counting wrapper around a real provider, vault copies."""
+"""Helpers for index tests: a counting wrapper around a real provider, vault copies, a vault
+indexed with a code source declared beside it."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from vault_rag.chunking.types import Chunk
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.index.manifest import Manifest, NoteRecord
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.serving.context import make_indexer, open_index
+from vault_rag.settings import Settings, SourceSpec
+from vault_rag.source_indexes.collections import index_sources, open_source
+from vault_rag.source_indexes.specs import save_added
 
 
 class CountingProvider:
@@ -71,3 +79,26 @@ def store_vectors(manifest: Manifest, note: str, vectors: dict[str, list[float]]
     manifest.replace_note(NoteRecord(note, note, 0, 0), chunks, [], [])
     manifest.cache_vectors(vectors)
     manifest.mark_embedded(c.id for c in chunks)
+
+
+@contextmanager
+def vault_with_code_source(
+    vault: Path, repo: Path, data: Path, name: str
+) -> Iterator[tuple[Settings, VaultIndex, VaultIndex]]:
+    """`vault` and the code tree `repo` (declared as source `name`) indexed into `data` with the
+    hash embedder and no chat model: (settings, the vault's index, the source's index), closed
+    on exit."""
+    spec = SourceSpec(name=name, path=repo, kind="code")
+    save_added(data, [spec])
+    settings = Settings(vault=vault, data_dir=data, embeddings="hash", llm_model=None)
+    vault_index = open_index(settings)
+    try:
+        make_indexer(settings, vault_index).run()
+        assert [r.error for r in index_sources(settings, vault_index.provider)] == [None]
+        source = open_source(settings, spec, repo.resolve(), vault_index.provider)
+        try:
+            yield settings, vault_index, source
+        finally:
+            source.close()
+    finally:
+        vault_index.close()

@@ -17,14 +17,14 @@ from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval import code_files
 from vault_rag.retrieval.hybrid import hybrid_search, search_options
-from vault_rag.serving.context import make_indexer, open_index
-from vault_rag.settings import Settings, SourceSpec
-from vault_rag.source_indexes.collections import index_sources, open_source
-from vault_rag.source_indexes.specs import save_added
+from vault_rag.serving.context import open_index
+from vault_rag.settings import Settings
 from vault_rag.sources.code import kind as code_kind
 from vault_rag.sources.code.kind import CodeKind, code_units
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.registry import SourceRegistry
+
+from index_helpers import vault_with_code_source
 
 # A public header in the zlib style: the prototype, then its documentation (the words a user
 # asks with); the definition is terse and lives in another folder.
@@ -107,20 +107,8 @@ def codec(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultIndex]:
     vault.mkdir()
     for name, text in NOTES.items():
         (vault / name).write_text(text, encoding="utf-8")
-    repo = _repo(root)
-    data = root / "data"
-    spec = SourceSpec(name="codec", path=repo, kind="code")
-    save_added(data, [spec])
-    settings = Settings(vault=vault, data_dir=data, embeddings="hash", llm_model=None)
-    vault_index = open_index(settings)
-    make_indexer(settings, vault_index).run()
-    assert [r.error for r in index_sources(settings, vault_index.provider)] == [None]
-    source = open_source(settings, spec, repo.resolve(), vault_index.provider)
-    try:
+    with vault_with_code_source(vault, _repo(root), root / "data", "codec") as (_, _, source):
         yield source
-    finally:
-        source.close()
-        vault_index.close()
 
 
 QUESTION = "which function pushes the pending compressed bytes out to the file descriptor"

@@ -15,10 +15,8 @@ import pytest
 from vault_rag.retrieval.collection_null import CollectionNull, null_of
 from vault_rag.retrieval.collections import leader, merge_by_rank, merge_fair, search_collections
 from vault_rag.retrieval.hybrid import SearchResult, search_options
-from vault_rag.serving.context import make_indexer, open_index
-from vault_rag.settings import Settings, SourceSpec
-from vault_rag.source_indexes.collections import index_sources, open_source
-from vault_rag.source_indexes.specs import save_added
+
+from index_helpers import vault_with_code_source
 
 NOTES = {
     "Sourdough starter.md": "Feed the sourdough starter with rye flour and water every morning; "
@@ -71,19 +69,9 @@ def indexes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             encoding="utf-8",
         )
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    data = root / "data"
-    spec = SourceSpec(name="codec", path=repo, kind="code")
-    save_added(data, [spec])
-    settings = Settings(vault=vault, data_dir=data, embeddings="hash", llm_model=None)
-    vault_index = open_index(settings)
-    make_indexer(settings, vault_index).run()
-    assert [r.error for r in index_sources(settings, vault_index.provider)] == [None]
-    source = open_source(settings, spec, repo.resolve(), vault_index.provider)
-    try:
+    with vault_with_code_source(vault, repo, root / "data", "codec") as found:
+        settings, vault_index, source = found
         yield {"settings": settings, "indexes": {"vault": vault_index, "codec": source}}
-    finally:
-        source.close()
-        vault_index.close()
 
 
 def _search(indexes: dict, question: str) -> list[SearchResult]:
