@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from vault_rag.embeddings.hashing import HashProvider
@@ -182,46 +181,6 @@ def test_an_overview_is_a_section_enclosing_another_candidate() -> None:
     assert _encloses(intro, ["Guide", "Guide > Setup"])
     assert _encloses(setup, ["Guide > Setup", "Guide > Setup > Network emulation"])
     assert not _encloses(setup, ["Guide > Setup", "Guide > Shipping", "Guide > Setupx"])
-
-
-class _CountingProvider(HashProvider):
-    """The hashing model, counting the texts it embeds."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.embedded: list[str] = []
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.embedded.extend(texts)
-        return super().embed_documents(texts)
-
-
-def test_section_vectors_are_embedded_once_per_note_and_normalised(tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    for name, text in VAULT.items():
-        (vault / name).write_text(text, encoding="utf-8")
-    provider = _CountingProvider()
-    built = VaultIndex(vault, tmp_path / "data", provider)
-    try:
-        Indexer(built).run()
-        cache = cache_for(built)
-        entry = cache.entry("Guide.md")
-        chunk_id, unit = next((i, u) for i, u in entry.units.items() if len(u.spans) > 1)
-        provider.embedded.clear()
-        vectors = cache.span_vectors(entry, chunk_id)
-        assert vectors is not None and vectors.shape[0] == len(unit.spans)
-        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-        # each section embedded as an indexed unit is: title line, its heading path, its text
-        assert [t.split("\n")[1] for t in provider.embedded] == [
-            f"## {s.heading_path}" for s in unit.spans
-        ]
-        emulation = next(t for t in provider.embedded if "Network emulation\n" in t)
-        assert "packet loss" in emulation and "Package" not in emulation
-        assert cache.span_vectors(entry, chunk_id) is vectors  # kept: no second embedding
-        assert len(provider.embedded) == len(unit.spans)
-    finally:
-        built.close()
 
 
 def test_a_section_closer_in_meaning_wins_when_the_words_tie() -> None:

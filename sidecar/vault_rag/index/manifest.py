@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from vault_rag.chunking.types import Chunk
-from vault_rag.index import note_scripts
+from vault_rag.index import note_scripts, section_vectors
 
 SCHEMA_VERSION = "1"
 # Transactions remembered with the notes they touched (`notes_touched`); older ones are
@@ -114,6 +114,7 @@ class Manifest:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
         self.db.executescript(note_scripts.SCHEMA)
+        self.db.executescript(section_vectors.SCHEMA)
         self.generation = 0  # bumped by every committed transaction of this connection
         # generation → the notes whose chunks or embedded flags it changed (None: not said)
         self._journal: dict[int, frozenset[str] | None] = {}
@@ -492,11 +493,32 @@ class Manifest:
             )
 
     def prune_vectors(self) -> int:
-        """Drop cached vectors no chunk uses any more."""
+        """Drop cached vectors (and section vectors) no chunk uses any more."""
         cur = self.db.execute(
             "DELETE FROM vectors WHERE content_hash NOT IN (SELECT content_hash FROM chunks)"
         )
+        section_vectors.prune(self.db)
         return cur.rowcount
+
+    # -- section vectors (`index/section_vectors.py`) ---------------------------------------
+    def section_vectors(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        return section_vectors.load(self.db, hashes)
+
+    def sections_present(self, hashes: Sequence[str]) -> set[str]:
+        return section_vectors.present(self.db, hashes)
+
+    def sections_missing_count(self) -> int:
+        return section_vectors.missing_count(self.db)
+
+    def sections_missing(self, limit: int) -> list[Chunk]:
+        return [chunk_from_json(data) for data in section_vectors.missing(self.db, limit)]
+
+    def store_section_vectors(
+        self, rows: Sequence[tuple[str, np.ndarray | None]], notes: Iterable[str]
+    ) -> None:
+        # Names the units' notes: the citation cache reloads them with their sections.
+        with self.transaction(touched=notes) as db:
+            section_vectors.store(db, rows)
 
     def script_totals(self) -> dict[str, int]:
         """Units of text per writing system over the indexed notes (`index/note_scripts.py`)."""
@@ -525,3 +547,4 @@ class Manifest:
             for table in ("notes", "chunks", "deps", "warnings", "vectors", "note_content"):
                 db.execute(f"DELETE FROM {table}")
             note_scripts.forget(db)
+            section_vectors.forget(db)

@@ -1,6 +1,6 @@
 """Cite the exact place: the section of a retrieved unit that answers, not the unit's first one.
 
-A retrieval unit often holds several small sections merged (`retrieval/spans.py`) and keeps the
+A retrieval unit often holds several small sections merged (`chunking/spans.py`) and keeps the
 heading path of the first, so a question answered by the second section used to cite the
 first. After the search has chosen its results, each result's unit is cut at the headings
 inside it, every span is scored against the question (`SpanScorer`: the query words it holds,
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from vault_rag.chunking.spans import Span, spans_of
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.bm25.tokenize import tokenize
 from vault_rag.retrieval.cite_cache import NoteEntry, NoteUnit, NoteUnitsCache, cache_for
-from vault_rag.retrieval.spans import Span, spans_of
 
 if TYPE_CHECKING:
     from vault_rag.index.vault_index import VaultIndex
@@ -51,17 +51,15 @@ FIRST_BONUS = MARGIN  # the search's own first unit of the note keeps this lead
 # level; the note's "what is X" intro otherwise shadows the section that says how).
 PARENT_PENALTY = 0.5
 # Inside a unit of several sections, each section's own cosine to the question (its text
-# embedded on first use per note, `cite_cache.span_vectors`) can add SPAN_WEIGHT × (cosine −
-# the lowest section's) to its match: word matching alone misses paraphrased questions.
-# Measured at 3.0: heading MRR sample +.010, help-zh +.026, ue-notes +.016, help-en ±0 (1.0
-# changed nothing, 6.0 lost on sample) and +2.8 ms a warm search — but embedding a note's
-# sections at search time cost 0.7–7.9 s on 5 of the 16 benchmark queries the first time
-# (docs/retrieval.md), so it is off (0.0) until the sections are embedded at index time.
-SPAN_WEIGHT = 0.0
+# embedded at index time, `index/section_vectors.py`) adds SPAN_WEIGHT × (cosine − the lowest
+# section's) to its match: word matching alone misses paraphrased questions. Measured at 3.0
+# (docs/retrieval.md): heading MRR sample +.009, help-zh +.026, ue-notes +.016, help-en ±0;
+# 1.0 changed nothing, 6.0 lost on sample.
+SPAN_WEIGHT = 3.0
 
 
 def unit_spans(result: SearchResult, note_paths: Mapping[str, str]) -> list[Span]:
-    """The spans of a search result's unit (see `retrieval/spans.py`)."""
+    """The spans of a search result's unit (see `chunking/spans.py`)."""
     return spans_of(
         result.text,
         result.heading_path,
@@ -165,7 +163,7 @@ def locate(
                 span, value = best_span(unit_spans(mine[n], {}), scorer)
             else:
                 assert unit is not None
-                cosines = _span_cosines(notes, entry, chunk_id, query_unit)
+                cosines = _span_cosines(entry, chunk_id, query_unit)
                 span, value = scorer.best(unit, [SPAN_WEIGHT * c for c in cosines])
             fused = fused_of.get(chunk_id, 0.0)
             total = value + FUSED_WEIGHT * (fused / best_fused if best_fused else 0.0)
@@ -185,13 +183,11 @@ def locate(
             results[position] = result
 
 
-def _span_cosines(
-    notes: NoteUnitsCache, entry: NoteEntry, chunk_id: str, query: np.ndarray | None
-) -> list[float]:
+def _span_cosines(entry: NoteEntry, chunk_id: str, query: np.ndarray | None) -> list[float]:
     """Each section's cosine to the question, for a unit of several sections (else empty)."""
     if not SPAN_WEIGHT or query is None or len(entry.units[chunk_id].spans) < 2:
         return []
-    vectors = notes.span_vectors(entry, chunk_id)
+    vectors = entry.span_vectors.get(chunk_id)
     if vectors is None or vectors.shape[1] != query.shape[0]:
         return []
     return [float(x) for x in vectors @ query]

@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from vault_rag.chunking.spans import Span, chunk_spans
 from vault_rag.chunking.types import Chunk
-from vault_rag.embeddings.base import EmbeddingError, EmbeddingProvider
 from vault_rag.index.manifest import Manifest
-from vault_rag.retrieval.spans import Span, chunk_spans
 
 if TYPE_CHECKING:
     from vault_rag.index.vault_index import VaultIndex
@@ -46,7 +45,8 @@ class NoteUnit:
 class NoteEntry:
     units: dict[str, NoteUnit]  # chunk id → unit, in note order
     vectors: dict[str, np.ndarray]  # chunk id → normalised vector (embedded units only)
-    # chunk id → its spans' normalised vectors, one row each: embedded on first use
+    # chunk id → its spans' normalised vectors, one row each (units of several spans whose
+    # sections were embedded at index time, `index/section_vectors.py`)
     span_vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
 
@@ -54,14 +54,8 @@ class NoteUnitsCache:
     """`entry(note)`: the note's units, cut and folded, with their vectors; kept in step with
     the manifest."""
 
-    def __init__(
-        self,
-        manifest: Manifest,
-        size: int = MAX_NOTES,
-        provider: EmbeddingProvider | None = None,
-    ) -> None:
+    def __init__(self, manifest: Manifest, size: int = MAX_NOTES) -> None:
         self.manifest = manifest
-        self.provider = provider
         self.size = size
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, NoteEntry] = OrderedDict()
@@ -80,30 +74,6 @@ class NoteUnitsCache:
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
         return built
-
-    def span_vectors(self, entry: NoteEntry, chunk_id: str) -> np.ndarray | None:
-        """The normalised vectors of a unit's spans, embedded once per note entry (each as the
-        unit's title line + the span's heading path + its text, like an indexed unit); None when
-        the model cannot embed now (the citation then goes by words alone)."""
-        found = entry.span_vectors.get(chunk_id)
-        if found is not None or self.provider is None:
-            return found
-        unit = entry.units[chunk_id]
-        embed = unit.chunk.embed_text
-        title = embed.split("\n", 1)[0] if embed.startswith("# ") else ""
-        texts = [
-            f"{title}\n## {s.heading_path}\n\n{s.text}"
-            if s.heading_path
-            else f"{title}\n\n{s.text}"
-            for s in unit.spans
-        ]
-        try:
-            matrix = np.asarray(self.provider.embed_documents(texts), dtype=np.float32)
-        except EmbeddingError:
-            return None
-        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
-        entry.span_vectors[chunk_id] = matrix
-        return matrix
 
     def _sync(self) -> None:
         """Forget the notes the manifest changed since the last look (all, when not said)."""
@@ -131,7 +101,7 @@ def cache_for(index: VaultIndex) -> NoteUnitsCache:
     with _CACHES_LOCK:
         found = _CACHES.get(index)
         if found is None or found.manifest is not index.manifest:
-            found = _CACHES[index] = NoteUnitsCache(index.manifest, provider=index.provider)
+            found = _CACHES[index] = NoteUnitsCache(index.manifest)
         return found
 
 
@@ -152,7 +122,15 @@ def _build(manifest: Manifest, note_path: str) -> NoteEntry:
         norm = float(np.linalg.norm(vector))
         if norm > 0:
             vectors[chunk_id] = vector / norm
-    return NoteEntry(units, vectors)
+    several = {i: u for i, u in units.items() if len(u.spans) > 1}
+    sections = manifest.section_vectors([u.chunk.content_hash for u in several.values()])
+    span_vectors = {
+        i: matrix
+        for i, u in several.items()
+        if (matrix := sections.get(u.chunk.content_hash)) is not None
+        and len(matrix) == len(u.spans)  # (the same cut as at index time, else unused)
+    }
+    return NoteEntry(units, vectors, span_vectors)
 
 
 def note_heading_paths(units: Sequence[Chunk], note_path: str) -> dict[str, str]:

@@ -31,6 +31,8 @@ from vault_rag.index.snapshot_build import refresh_snapshot
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.updates.dependencies import dependents_of, note_dependencies
 from vault_rag.index.updates.records import IndexSummary, Progress, ScanResult
+from vault_rag.index.updates.sections import backfill as backfill_sections
+from vault_rag.index.updates.sections import embed_sections
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.registry import SourceRegistry, source_registry
@@ -102,6 +104,11 @@ class Indexer:
             self.index.manifest.backfill_scripts()
             embedded, reused = self.embed_pending(progress, limit=embed_limit)
             summary.chunks_embedded, summary.chunks_reused = embedded, reused
+            if embed_limit is None and not self.index.manifest.counts()["pending"]:
+                # Units embedded before their sections were (an older index) get them now.
+                backfill_sections(
+                    self.index.manifest, self.index.provider, self.batch_size, progress
+                )
             counts = self.index.manifest.counts()
             summary.chunks_pending = counts["pending"]
             summary.warnings = counts["warnings"]
@@ -353,6 +360,8 @@ class Indexer:
                 vectors.update(new)
             embedded += len(todo)
             reused += len(batch) - len(todo)
+            # Before the batch counts as embedded, so a model error leaves it pending.
+            embed_sections(manifest, provider, [p.chunk for p in batch])
             try:
                 self.index.store.upsert(
                     [p.id for p in batch],

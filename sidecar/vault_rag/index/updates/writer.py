@@ -36,6 +36,7 @@ from vault_rag.index.manifest import Manifest
 from vault_rag.index.snapshot_build import refresh_snapshot
 from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.updates.records import Progress
+from vault_rag.index.updates.sections import backfill as backfill_sections
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.listing import VaultListing
 
@@ -229,9 +230,25 @@ class IndexWriter:
         self.status.chunks_embedded += embedded
         self.status.chunks_reused += reused
         if embedded + reused == 0:
-            self._maybe_pending = False
-            return False
+            # Nothing waits: units from an older index get their sections, a batch a step.
+            self._maybe_pending = self._backfill_sections_step()
+            return self._maybe_pending
         return True
+
+    def _backfill_sections_step(self) -> bool:
+        try:
+            done = backfill_sections(
+                self.manifest,
+                self.indexer.index.provider,
+                self.indexer.batch_size,
+                limit=self.indexer.batch_size,
+            )
+        except Exception as exc:  # as a failed embedding step: retry after the back-off
+            self._backoff = min(60.0, max(1.0, self._backoff * 2))
+            self._backoff_until = time.monotonic() + self._backoff
+            self._record_error(f"embedding sections: {exc}")
+            return True
+        return done > 0
 
     def _idle(self) -> None:
         now = time.monotonic()

@@ -1,0 +1,119 @@
+"""The vectors of each unit's sections, embedded at index time for citations.
+
+A unit that merges several small sections (`chunking/spans.py`) has one vector for all of them,
+so it cannot tell which of its sections a question is about; a citation then goes by words
+alone. Each section of such a unit is embedded here, beside the unit's own vector, and read back
+by the citation step (`retrieval/cite.py`) without a model call: embedding a note's sections at
+search time cost 0.7–7.9 s on a cold note (docs/retrieval.md).
+
+Stored per unit content hash (`section_vectors`: the n × d matrix of its n sections, one row each
+in span order; a unit of one section gets an empty row, so "done" is a row). Rows follow the
+unit's content: the same text gives the same sections, a changed text a new hash. Manifests
+written before this table existed are filled in by later embedding steps (`missing`);
+the model calls are made in `index/updates/sections.py`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from vault_rag.chunking.spans import chunk_spans
+from vault_rag.chunking.types import Chunk
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS section_vectors (
+    content_hash TEXT PRIMARY KEY, sections INTEGER NOT NULL, vectors BLOB NOT NULL
+);
+"""
+
+
+def section_texts(chunk: Chunk) -> list[str]:
+    """What is embedded for each section of a unit of several (none for a unit of one): the
+    unit's title line, the section's heading path and its text, as a unit is embedded."""
+    spans = chunk_spans(chunk, {})
+    if len(spans) < 2:
+        return []
+    embed = chunk.embed_text
+    title = embed.split("\n", 1)[0] if embed.startswith("# ") else ""
+    return [
+        f"{title}\n## {s.heading_path}\n\n{s.text}" if s.heading_path else f"{title}\n\n{s.text}"
+        for s in spans
+    ]
+
+
+def store(db: sqlite3.Connection, rows: Iterable[tuple[str, np.ndarray | None]]) -> None:
+    """Write each unit's section matrix (None: a unit of one section, recorded as done)."""
+    db.executemany(
+        "INSERT OR REPLACE INTO section_vectors(content_hash, sections, vectors) VALUES (?, ?, ?)",
+        [
+            (h, 0, b"") if m is None else (h, len(m), np.asarray(m, dtype=np.float32).tobytes())
+            for h, m in rows
+        ],
+    )
+
+
+def load(db: sqlite3.Connection, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+    """The section matrices (normalised rows) of these units that have more than one section."""
+    out: dict[str, np.ndarray] = {}
+    wanted = list(dict.fromkeys(hashes))
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for content_hash, sections, blob in db.execute(
+            f"SELECT content_hash, sections, vectors FROM section_vectors"
+            f" WHERE sections > 1 AND content_hash IN ({marks})",
+            part,
+        ):
+            matrix = np.frombuffer(blob, dtype=np.float32).reshape(int(sections), -1)
+            norms = np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+            out[content_hash] = matrix / norms
+    return out
+
+
+def missing(db: sqlite3.Connection, limit: int) -> list[str]:
+    """The chunks (as JSON, one per content hash) of embedded units whose sections have no
+    row yet: manifests from before this table, or a step that stopped between the two."""
+    rows = db.execute(
+        "SELECT MIN(data) FROM chunks WHERE embedded = 1 AND content_hash NOT IN"
+        " (SELECT content_hash FROM section_vectors) GROUP BY content_hash LIMIT ?",
+        (limit,),
+    )
+    return [r[0] for r in rows]
+
+
+def missing_count(db: sqlite3.Connection) -> int:
+    row = db.execute(
+        "SELECT COUNT(DISTINCT content_hash) FROM chunks WHERE embedded = 1 AND content_hash"
+        " NOT IN (SELECT content_hash FROM section_vectors)"
+    ).fetchone()
+    return int(row[0])
+
+
+def prune(db: sqlite3.Connection) -> int:
+    """Drop the rows of units no chunk has any more."""
+    cur = db.execute(
+        "DELETE FROM section_vectors WHERE content_hash NOT IN (SELECT content_hash FROM chunks)"
+    )
+    return cur.rowcount
+
+
+def forget(db: sqlite3.Connection) -> None:
+    db.execute("DELETE FROM section_vectors")
+
+
+def present(db: sqlite3.Connection, hashes: Sequence[str]) -> set[str]:
+    """Which of these units have a row."""
+    return set(_present(db, list(dict.fromkeys(hashes))))
+
+
+def _present(db: sqlite3.Connection, hashes: list[str]) -> list[str]:
+    found: list[str] = []
+    for start in range(0, len(hashes), 500):
+        part = hashes[start : start + 500]
+        marks = ",".join("?" * len(part))
+        query = f"SELECT content_hash FROM section_vectors WHERE content_hash IN ({marks})"
+        found.extend(r[0] for r in db.execute(query, part))
+    return found

@@ -1,0 +1,179 @@
+"""Sections of merged units embedded at index time (`index/section_vectors.py`,
+`index/updates/sections.py`) and read by the citation step without a model call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vault_rag.embeddings.base import EmbeddingError
+from vault_rag.embeddings.hashing import HashProvider
+from vault_rag.index.section_vectors import section_texts
+from vault_rag.index.updates.indexer import Indexer
+from vault_rag.index.updates.sections import backfill
+from vault_rag.index.vault_index import VaultIndex
+from vault_rag.retrieval.cite_cache import cache_for
+from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+
+UNIT = """## Setup
+
+Create the project and open the editor.
+
+### Network emulation
+
+Simulate packet loss and latency in the editor preferences.
+
+## Shipping
+
+Package the build."""
+
+VAULT = {
+    "Guide.md": "# Guide\n\n" + UNIT + "\n",
+    "Other.md": "# Other\n\nSomething about the editor and packages.\n",
+}
+
+
+class CountingProvider(HashProvider):
+    """The hashing model, recording the documents it embeds; `fail_on` makes every call whose
+    texts include a section of the Guide's merged unit raise, as a model server that went down."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+        self.fail_sections = False
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if self.fail_sections and any("## Guide > Setup > Network emulation" in t for t in texts):
+            raise EmbeddingError("model server down")
+        self.embedded.extend(texts)
+        return super().embed_documents(texts)
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    root.mkdir()
+    for name, text in VAULT.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def _rows(index: VaultIndex) -> dict[str, int]:
+    db = index.manifest.db
+    return dict(db.execute("SELECT content_hash, sections FROM section_vectors").fetchall())
+
+
+def test_a_merged_unit_s_sections_are_embedded_with_it_and_searches_embed_none(
+    vault: Path, tmp_path: Path
+) -> None:
+    provider = CountingProvider()
+    index = VaultIndex(vault, tmp_path / "data", provider)
+    try:
+        Indexer(index).run()
+        entry = cache_for(index).entry("Guide.md")
+        chunk_id, unit = next((i, u) for i, u in entry.units.items() if len(u.spans) > 1)
+        texts = section_texts(unit.chunk)
+        assert len(texts) == len(unit.spans) == 4
+        # each section embedded as a unit is: the title line, its heading path, its text
+        assert [t.split("\n")[1] for t in texts] == [
+            "## Guide",
+            "## Guide > Setup",
+            "## Guide > Setup > Network emulation",
+            "## Guide > Shipping",
+        ]
+        emulation = texts[2]
+        assert "packet loss" in emulation and "Package" not in emulation
+        assert all(t in provider.embedded for t in texts)
+        vectors = entry.span_vectors[chunk_id]
+        assert vectors.shape == (4, provider.dimension)
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+        expected = np.asarray(HashProvider().embed_documents([emulation])[0], dtype=np.float32)
+        assert np.allclose(vectors[2], expected / np.linalg.norm(expected), atol=1e-5)
+        # a unit of one section is recorded as done, with no vectors
+        assert sorted(_rows(index).values()) == [0, 4]
+        provider.embedded.clear()
+        cache_for(index)._entries.clear()  # a cold note: still nothing embedded at search time
+        found = hybrid_search(index, "simulate packet loss latency", SearchOptions(cite_spans=True))
+        assert found[0].anchor == "Network emulation"
+        assert provider.embedded == []
+    finally:
+        index.close()
+
+
+def test_a_model_error_on_the_sections_leaves_the_batch_pending_and_loses_nothing(
+    vault: Path, tmp_path: Path
+) -> None:
+    provider = CountingProvider()
+    provider.fail_sections = True
+    index = VaultIndex(vault, tmp_path / "data", provider)
+    try:
+        with pytest.raises(EmbeddingError):
+            Indexer(index).run()
+        assert index.manifest.counts()["pending"] > 0
+        assert _rows(index) == {}
+        provider.fail_sections = False
+        summary = Indexer(index).run()
+        assert index.manifest.counts()["pending"] == 0
+        assert summary.chunks_reused > 0  # the units' vectors were kept by content hash
+        assert sorted(_rows(index).values()) == [0, 4]
+    finally:
+        index.close()
+
+
+def test_an_index_from_before_section_vectors_gets_them_on_its_next_run(
+    vault: Path, tmp_path: Path
+) -> None:
+    provider = CountingProvider()
+    index = VaultIndex(vault, tmp_path / "data", provider)
+    try:
+        Indexer(index).run()
+        with index.manifest.transaction() as db:
+            db.execute("DELETE FROM section_vectors")  # as a manifest written before them
+        entry = cache_for(index).entry("Guide.md")
+        assert entry.span_vectors == {}  # the citation then goes by words alone
+        provider.embedded.clear()
+        summary = Indexer(index).run()
+        assert summary.chunks_embedded == 0  # no unit re-embedded: only their sections
+        assert len(provider.embedded) == 4
+        assert sorted(_rows(index).values()) == [0, 4]
+        assert cache_for(index).entry("Guide.md").span_vectors  # the cache saw the new rows
+        provider.embedded.clear()
+        Indexer(index).run()
+        assert provider.embedded == []  # done once
+    finally:
+        index.close()
+
+
+def test_backfill_is_bounded_and_resumes(vault: Path, tmp_path: Path) -> None:
+    provider = CountingProvider()
+    index = VaultIndex(vault, tmp_path / "data", provider)
+    try:
+        Indexer(index).run()
+        with index.manifest.transaction() as db:
+            db.execute("DELETE FROM section_vectors")
+        assert index.manifest.sections_missing_count() == 2
+        assert backfill(index.manifest, provider, batch_size=1, limit=1) == 1
+        assert index.manifest.sections_missing_count() == 1
+        assert backfill(index.manifest, provider, batch_size=1) == 1
+        assert backfill(index.manifest, provider, batch_size=1) == 0
+    finally:
+        index.close()
+
+
+def test_an_edit_replaces_the_sections_and_prunes_the_old_ones(vault: Path, tmp_path: Path) -> None:
+    index = VaultIndex(vault, tmp_path / "data", CountingProvider())
+    try:
+        Indexer(index).run()
+        before = set(_rows(index))
+        (vault / "Guide.md").write_text("# Guide\n\nIntro.\n\n" + UNIT + "\n", encoding="utf-8")
+        Indexer(index).run()
+        after = set(_rows(index))
+        assert after != before
+        hashes = {h for (h,) in index.manifest.db.execute("SELECT content_hash FROM chunks")}
+        assert after == hashes  # every unit has its row, and no row outlives its unit
+        entry = cache_for(index).entry("Guide.md")
+        assert any(len(v) == len(entry.units[i].spans) for i, v in entry.span_vectors.items())
+    finally:
+        index.close()
