@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from vault_rag.chunking.spans import chunk_spans
 from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.embeddings.hashing import HashProvider
 from vault_rag.index.section_vectors import section_texts
@@ -16,6 +18,8 @@ from vault_rag.index.updates.sections import backfill
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.cite_cache import cache_for
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
+from vault_rag.services.embedding_choice import total_chars
+from vault_rag.sources.base import make_unit
 
 UNIT = """## Setup
 
@@ -175,5 +179,43 @@ def test_an_edit_replaces_the_sections_and_prunes_the_old_ones(vault: Path, tmp_
         assert after == hashes  # every unit has its row, and no row outlives its unit
         entry = cache_for(index).entry("Guide.md")
         assert any(len(v) == len(entry.units[i].spans) for i, v in entry.span_vectors.items())
+    finally:
+        index.close()
+
+
+def test_a_comment_in_code_is_no_heading_so_a_code_unit_is_one_section() -> None:
+    text = "# Read the config\nimport os\n\n# Then write it\ndef save():\n    pass"
+    lines = text.count("\n") + 1
+    code = make_unit(
+        path="tools/config.py",
+        kind="code",
+        title="config.py",
+        text=text,
+        heading=(),
+        anchor="",
+        ordinal=0,
+        line_start=1,
+        line_end=lines,
+    )
+    assert [s.heading_path for s in chunk_spans(code, {})] == [""]
+    assert section_texts(code) == []
+    # the same lines in a note are two sections
+    note = replace(code, extra={})
+    assert [s.anchor for s in chunk_spans(note, {})] == ["Read the config", "Then write it"]
+
+
+def test_a_model_switch_estimate_counts_the_sections_it_will_embed(
+    vault: Path, tmp_path: Path
+) -> None:
+    index = VaultIndex(vault, tmp_path / "data", CountingProvider())
+    try:
+        Indexer(index).run()
+        units = [c for c in index.manifest.note_chunks("Guide.md")] + list(
+            index.manifest.note_chunks("Other.md")
+        )
+        merged = [c for c in units if section_texts(c)]
+        assert len(merged) == 1
+        expected = sum(len(c.embed_text) for c in units) + len(merged[0].embed_text)
+        assert total_chars(index.manifest) == expected
     finally:
         index.close()

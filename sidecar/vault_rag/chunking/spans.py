@@ -4,7 +4,8 @@ The chunker merges small sibling and child sections into one unit (up to `chunk_
 and gives the unit the heading path of the first, so each inner section is a span here, with
 the heading path, anchor and file lines it has in the note. Headings inside code fences are
 not headings. Units whose text came through an `![[embed]]` (their lines map to the embed line)
-stay one span: their line numbers cannot be followed inside the unit.
+stay one span: their line numbers cannot be followed inside the unit. So do units of other
+kinds than Markdown (`sources/`): a `# comment` in a Python or shell file is no heading.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def chunk_spans(chunk: Chunk, note_paths: Mapping[str, str]) -> list[Span]:
         chunk.anchor,
         chunk.line_start,
         chunk.line_end,
-        mapped=chunk.origin == chunk.note_path,
+        mapped=chunk.origin == chunk.note_path and chunk.extra.get("kind", "md") == "md",
         note_paths=note_paths,
     )
 
@@ -58,6 +59,7 @@ def spans_of(
 ) -> list[Span]:
     """The unit cut at each heading inside it (outside code fences), with the heading path each
     part has in the note. `mapped`: the unit's lines are the note's own (not an embed's);
+    `mapped` is false for units of other kinds than Markdown;
     `note_paths` maps a heading's text to the path the chunker gave it in this note (from the
     note's other units), used when known."""
     lines = text.split("\n")

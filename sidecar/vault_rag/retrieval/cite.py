@@ -66,7 +66,7 @@ def unit_spans(result: SearchResult, note_paths: Mapping[str, str]) -> list[Span
         result.anchor,
         result.line_start,
         result.line_end,
-        mapped=result.origin == result.note_path,
+        mapped=result.origin == result.note_path and result.kind == "md",
         note_paths=note_paths,
     )
 

@@ -169,11 +169,17 @@ def sample_texts(manifest: Any, n: int = SAMPLE_UNITS) -> list[str]:
 
 
 def total_chars(manifest: Any) -> int:
-    """Characters the model would get for the whole index (every unit's embed text)."""
+    """Characters the model would get for the whole index: every unit's embed text, and that
+    of units of several sections once more (their sections, embedded one by one for citations,
+    `index/section_vectors.py`, cover the same text)."""
     row = manifest.db.execute(
         "SELECT SUM(LENGTH(json_extract(data, '$.embed_text'))) FROM chunks"
     ).fetchone()
-    return int(row[0] or 0)
+    again = manifest.db.execute(
+        "SELECT SUM(LENGTH(json_extract(data, '$.embed_text'))) FROM chunks WHERE content_hash"
+        " IN (SELECT content_hash FROM section_vectors WHERE sections > 1)"
+    ).fetchone()
+    return int(row[0] or 0) + int(again[0] or 0)
 
 
 def measure(provider: EmbeddingProvider, texts: list[str]) -> tuple[float, int]:
