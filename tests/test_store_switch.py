@@ -188,7 +188,9 @@ def test_unreachable_store_then_back_loses_nothing(tmp_path, vault, fake):
         consistent(index)
         assert summary.notes_reindexed == 0  # chunked once, while the store was down
         assert summary.chunks_embedded + summary.chunks_reused == counts["chunks"]
-        assert all(r.dense_score is not None for r in hybrid_search(index, QUERY)[:1])
+        # (citing off: it may give the note's slot to a unit that matched only by its words)
+        top = hybrid_search(index, QUERY, SearchOptions(cite_spans=False))[:1]
+        assert top and all(r.dense_score is not None for r in top)
         assert index.store_error is None
     index.close()
     assert len(fake.embedding_requests) > requests
