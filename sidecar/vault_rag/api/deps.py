@@ -80,7 +80,12 @@ async def get_lease(request: Request) -> AsyncIterator[Lease]:
         lease.release()
 
 
-def get_state(lease: Annotated[Lease, Depends(get_lease)]) -> ServerState:
+# `scope="request"`: the lease is given back after the response has been sent, so a streamed
+# answer holds it to its last event (FastAPI >= 0.121; "function" would end it before).
+LeaseDep = Annotated[Lease, Depends(get_lease, scope="request")]
+
+
+async def get_state(lease: LeaseDep) -> ServerState:
     return lease.state  # type: ignore[no-any-return]
 
 
@@ -133,5 +138,4 @@ def translated() -> Iterator[None]:
 
 
 State = Annotated[ServerState, Depends(get_state)]
-LeaseDep = Annotated[Lease, Depends(get_lease)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
