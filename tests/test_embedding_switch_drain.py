@@ -6,7 +6,8 @@ open by the test (a slow model), so the switch begins while the answer streams a
 still has to search the old index after it began.
 
 - an answer streaming when the swap begins completes (citations, final) on the old index;
-- a request arriving during the drain gets 503 `switching` with Retry-After;
+- a request arriving during the drain gets 503 `switching` with Retry-After (`/mcp`: 503
+  `switching`);
 - past `server_switch_drain_timeout` the answer is stopped with `error` `switched`, and the
   switch completes anyway.
 """
@@ -143,6 +144,8 @@ def test_an_answer_streaming_when_the_swap_begins_completes(tmp_path, sample_vau
         again = client.post("/v1/ask", json={"question": QUESTION})
         assert again.status_code == 503 and again.json()["code"] == "switching"
         assert again.headers["retry-after"] == "3"
+        mcp = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert mcp.status_code == 503 and mcp.json()["code"] == "switching", mcp.text
         assert switch_state(live) == "swapping"
         assert old.in_flight.running == 1  # the answer, still holding the old state
         assert asking.is_alive() and not any(kind == "final" for kind, _ in events)
