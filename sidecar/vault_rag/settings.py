@@ -194,6 +194,10 @@ class Settings(BaseSettings):
     # one in flight: with 50 searches, asks took 46x their time alone unbounded, 2.6x at 4
     # (docs/benchmarks.md). Higher keeps more search throughput (the model batches queries).
     server_search_concurrency: int = Field(default=4, ge=1)
+    # A switch of embedding model waits this long for the answers and searches already running
+    # on the old index (new ones get 503 `switching` meanwhile); then it stops those left, an
+    # answer ending with `error` `switched`. Long enough for a slow local model's answer.
+    server_switch_drain_timeout: float = Field(default=120.0, gt=0)
     server_watch: bool = True  # follow changes made outside Obsidian (git, sync, other editors)
     watch_debounce: float = Field(default=0.5, gt=0)  # seconds of quiet that close a batch
     watch_max_delay: float = Field(default=5.0, gt=0)  # a never-quiet vault still flushes

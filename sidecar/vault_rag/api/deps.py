@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -18,6 +18,7 @@ from vault_rag.index.updates.writer import IndexWriter
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.services.errors import ServiceError
 from vault_rag.services.parts import served_path
+from vault_rag.serving.in_flight import InFlight, Lease, NotAdmitted, admit
 from vault_rag.settings import Settings
 from vault_rag.vault.exclusions import Exclusions
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
@@ -60,16 +61,32 @@ class ServerState:
     # indexes, opened on first search, and their start-up scan; None: not started (tests
     # building a state).
     sources: Any = None
+    # The requests running on this state (`serving/in_flight.py`): a switch of embedding
+    # model lets them finish before it closes the index. Never carried over to a new state.
+    in_flight: InFlight = field(default_factory=InFlight)
 
 
-def get_state(request: Request) -> ServerState:
-    state: ServerState | None = getattr(request.app.state, "server", None)
-    if state is None:
-        switching = getattr(request.app.state, "switching", None)
-        if switching:  # the few seconds a switch of embedding model reopens the index
-            raise ApiError(503, "switching", switching)
-        raise ApiError(503, "starting", "the server is still starting")
-    return state
+async def get_lease(request: Request) -> AsyncIterator[Lease]:
+    """The request's hold on the server state, kept until its response has been sent (a
+    streamed answer's last event included: FastAPI ends a `yield` dependency after the
+    response). 503 `starting` / `switching` (with Retry-After) when there is none to hold."""
+    try:
+        lease = admit(request.app.state)
+    except NotAdmitted as exc:
+        raise ApiError(503, exc.code, exc.message) from exc
+    try:
+        yield lease
+    finally:
+        lease.release()
+
+
+# `scope="request"`: the lease is given back after the response has been sent, so a streamed
+# answer holds it to its last event (FastAPI >= 0.121; "function" would end it before).
+LeaseDep = Annotated[Lease, Depends(get_lease, scope="request")]
+
+
+async def get_state(lease: LeaseDep) -> ServerState:
+    return lease.state  # type: ignore[no-any-return]
 
 
 def get_settings(state: Annotated[ServerState, Depends(get_state)]) -> Settings:

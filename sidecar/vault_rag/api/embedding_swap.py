@@ -1,8 +1,14 @@
 """Hand a complete new index (built beside the old one, `services/embedding_rebuild.py`) over
-to the running server: stop the old state, move the old index files aside and the new ones in,
-keep the choice, open the state again. If the new one does not open, the old files go back.
+to the running server: stop admitting requests to the old state, let those already running on
+it finish (answers streaming, searches), close it, move the old index files aside and the new
+ones in, keep the choice, open the state again. If the new one does not open, the old files go
+back.
 
-Requests in the few seconds this takes get 503 `switching` (not `starting`): the plugin retries.
+Requests from the moment the drain starts until the new state is open get 503 `switching` (not
+`starting`, with Retry-After): the plugin retries. The drain waits at most
+`server_switch_drain_timeout` seconds; the requests still running then are asked to stop (an
+answer stream ends with `error` `{"code": "switched"}`) and get `ABORT_GRACE` seconds to
+unwind before the index is closed under whatever is left.
 """
 
 from __future__ import annotations
@@ -26,6 +32,11 @@ from vault_rag.services.embedding_rebuild import PREVIOUS_DIR
 from vault_rag.settings import Settings
 
 log = logging.getLogger(__name__)
+
+# After a timed-out drain, how long the requests asked to stop get to unwind (a cancelled answer
+# returns within a moment; a search in a worker thread cannot be cancelled but takes well under
+# this). Not a setting: it only bounds a wait for work already told to end.
+ABORT_GRACE = 10.0
 
 # The index's own files in the data dir (besides whatever the staging build wrote).
 INDEX_PARTS = (
@@ -59,9 +70,13 @@ def swap_in(app: Any, staging: Path, settings: Settings, choice: EmbeddingChoice
     previous = data_dir / PREVIOUS_DIR
     names = _parts(staging)
     kept = load_choice(data_dir)
-    app.state.switching = "switching the embedding model: opening the new index (a few seconds)"
-    app.state.server = None
+    app.state.switching = (
+        "switching the embedding model: finishing the answers under way, then opening the new index"
+    )
     try:
+        _drain(old, settings.server_switch_drain_timeout)
+        app.state.switching = "switching the embedding model: opening the new index (a few seconds)"
+        app.state.server = None
         _close_state(old, True)
         shutil.rmtree(previous, ignore_errors=True)
         _move(names, data_dir, previous)  # the old index, kept until the next switch
@@ -88,6 +103,23 @@ def swap_in(app: Any, staging: Path, settings: Settings, choice: EmbeddingChoice
     finally:
         app.state.switching = None
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _drain(old: Any, timeout: float) -> None:
+    """Admit no more requests to `old` and wait for those running on it (the new ones get 503
+    `switching` meanwhile); past `timeout`, ask the rest to stop."""
+    old.in_flight.close()
+    if old.in_flight.drain(timeout):
+        return
+    running = old.in_flight.abort()
+    log.warning(
+        "embedding switch: %d request(s) still running after %.0f s; asked them to stop",
+        running,
+        timeout,
+    )
+    if not old.in_flight.drain(ABORT_GRACE):
+        left = old.in_flight.running
+        log.warning("embedding switch: closing the old index under %d request(s)", left)
 
 
 def _carry_over(old: Any, state: Any) -> None:

@@ -10,6 +10,10 @@ client's `http.disconnect`; when it comes, the task group is cancelled, which ca
 producer where it stands (inside the answer graph, so LangGraph cancels its running nodes) and
 closes the iterator. Starlette's `StreamingResponse` notices a disconnect only when a write
 fails, which could be a whole model call later.
+
+`stop` (optional) ends the stream from the server's side the same way: when the event is set,
+the producer is cancelled where it stands and `stopped` is sent as the stream's last event
+(a switch of embedding model that could not wait for this answer, `api/embedding_swap.py`).
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ class EventStreamResponse(Response):
         *,
         ping_interval: float = 15.0,
         headers: dict[str, str] | None = None,
+        stop: anyio.Event | None = None,
+        stopped: tuple[str, Any] | None = None,
     ) -> None:
         super().__init__(
             status_code=200,
@@ -54,21 +60,32 @@ class EventStreamResponse(Response):
         self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
         self.events = events
         self.ping_interval = ping_interval
+        self.stop, self.stopped = stop, stopped
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         outbox, inbox = anyio.create_memory_object_stream[bytes](16)
         disconnected = False
 
+        producing = anyio.CancelScope()
+
         async def produce() -> None:
-            async with outbox, aclosing(self.events) as events:
-                try:
-                    async for name, data in events:
-                        await outbox.send(format_event(name, data))
-                except Exception as exc:  # a bug in the producer: tell the client, end cleanly
-                    log.exception("event stream failed")
-                    await outbox.send(
-                        format_event("error", {"code": "internal", "message": str(exc)})
-                    )
+            async with outbox:
+                with producing:
+                    async with aclosing(self.events) as events:
+                        try:
+                            async for name, data in events:
+                                await outbox.send(format_event(name, data))
+                        except Exception as exc:  # a bug in the producer: tell the client
+                            log.exception("event stream failed")
+                            await outbox.send(
+                                format_event("error", {"code": "internal", "message": str(exc)})
+                            )
+                if producing.cancelled_caught and self.stopped is not None:
+                    await outbox.send(format_event(*self.stopped))
+
+        async def watch_stop(stop: anyio.Event) -> None:
+            await stop.wait()
+            producing.cancel()
 
         async def watch_disconnect() -> None:
             nonlocal disconnected
@@ -81,6 +98,8 @@ class EventStreamResponse(Response):
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(produce)
             tasks.start_soon(watch_disconnect)
+            if self.stop is not None:
+                tasks.start_soon(watch_stop, self.stop)
             try:
                 async with inbox:
                     while True:

@@ -25,6 +25,7 @@ from vault_rag.mcp_server.limits import Limits
 from vault_rag.mcp_server.local import LocalBackend
 from vault_rag.mcp_server.server import build_server
 from vault_rag.services.errors import ServiceError
+from vault_rag.serving.in_flight import NotAdmitted, admit
 from vault_rag.settings import Settings
 
 PATH = "/mcp"
@@ -36,7 +37,8 @@ UNAUTHORIZED = {
 
 class TokenGate:
     """401 (the API's error body, `WWW-Authenticate: Bearer`) unless the request carries the
-    server's bearer token; compared in constant time."""
+    server's bearer token; compared in constant time. Then 503 (`starting`, `switching`) while
+    there is no server state to hold (`serving/in_flight.py`)."""
 
     def __init__(self, app: ASGIApp, owner: Any) -> None:
         self.app = app
@@ -54,11 +56,14 @@ class TokenGate:
         ):
             await _error(scope, receive, send, 401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
             return
-        if self.owner.state.server is None:
-            starting = {"code": "starting", "message": "the server is still starting"}
-            await _error(scope, receive, send, 503, starting, {})
+        try:  # held until the answer is sent: a switch of embedding model waits for it
+            lease = admit(self.owner.state)
+        except NotAdmitted as exc:  # starting, or switching the embedding model
+            refused = {"code": exc.code, "message": exc.message}
+            await _error(scope, receive, send, 503, refused, {})
             return
-        await self.app(scope, receive, send)
+        with lease:
+            await self.app(scope, receive, send)
 
 
 def mount_mcp(app: Any, settings: Settings) -> AbstractAsyncContextManager[None]:

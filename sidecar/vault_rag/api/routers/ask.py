@@ -14,18 +14,31 @@ prefers that note (`graph/focus.py`), and `final.focus` counts the citations tak
 
 `model` picks another chat model of the server in use for this question only (the pane's
 per-conversation picker); the settings in use are unchanged.
+
+A switch of embedding model waits for the answers already streaming (`api/embedding_swap.py`);
+one still running when its drain times out ends with `error` `{"code": "switched"}` (ask again:
+the new index answers).
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
+import anyio
 from fastapi import APIRouter
 
-from vault_rag.api.deps import ServerState, State, note_path, served_note_path, translated
+from vault_rag.api.deps import (
+    LeaseDep,
+    ServerState,
+    State,
+    note_path,
+    served_note_path,
+    translated,
+)
 from vault_rag.api.schemas import AskRequest
 from vault_rag.api.sse import EventStreamResponse
 from vault_rag.graph.events import EVENT_MODELS, ErrorEvent, FinalEvent, ProgressEvent
@@ -61,7 +74,7 @@ STREAM_DOC = {
     responses=STREAM_DOC,  # type: ignore[arg-type]
     summary="Answer a question from the vault, streaming (SSE)",
 )
-async def ask(body: AskRequest, state: State) -> EventStreamResponse:
+async def ask(body: AskRequest, state: State, lease: LeaseDep) -> EventStreamResponse:
     thread_id = body.thread_id or uuid.uuid4().hex
     note = None
     if body.note is not None:  # paths outside the vault are a 400 before anything streams
@@ -76,7 +89,19 @@ async def ask(body: AskRequest, state: State) -> EventStreamResponse:
     if body.collections:  # an unknown name is a 400 before anything streams
         with translated():
             searched(state, body.collections)
-    return EventStreamResponse(_events(state, body, thread_id, note))
+    # A switch of embedding model that stops waiting for this answer (its drain timed out)
+    # ends the stream with an error event before it closes the index under the run.
+    stop, loop = anyio.Event(), asyncio.get_running_loop()
+    lease.on_abort(lambda: loop.call_soon_threadsafe(stop.set))
+    switched = ErrorEvent(
+        code="switched",
+        message="the embedding model was switched before this answer finished; ask again",
+    )
+    return EventStreamResponse(
+        _events(state, body, thread_id, note),
+        stop=stop,
+        stopped=(switched.event, switched.data),
+    )
 
 
 async def _events(
