@@ -4,18 +4,26 @@ indexed with a code source declared beside it."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from vault_rag.chunking.types import Chunk
 from vault_rag.embeddings.base import EmbeddingProvider
 from vault_rag.index.manifest import Manifest, NoteRecord
+from vault_rag.index.section_vectors import section_texts
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings, SourceSpec
 from vault_rag.source_indexes.collections import index_sources, open_source
 from vault_rag.source_indexes.specs import save_added
+
+
+def section_texts_of(chunks: Iterable[Chunk]) -> list[str]:
+    """The section texts the indexer embeds beside these units (one set per content hash,
+    `index/section_vectors.py`): what a counting provider also sees."""
+    unique = {c.content_hash: c for c in chunks}
+    return [text for chunk in unique.values() for text in section_texts(chunk)]
 
 
 class CountingProvider:

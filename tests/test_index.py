@@ -15,7 +15,7 @@ from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.vault_index import ModelMismatchError, VaultIndex
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 
-from index_helpers import CountingProvider, copy_vault
+from index_helpers import CountingProvider, copy_vault, section_texts_of
 from store_backends import open_backend_index
 
 
@@ -65,7 +65,12 @@ def test_first_index_embeds_each_unique_chunk_once_then_nothing(index, counting)
     assert summary.notes_seen >= 20
     assert summary.notes_changed == summary.notes_seen
     assert len(ids) > summary.notes_seen  # long notes split into several chunks
-    assert summary.chunks_embedded == len(set(hashes.values())) == len(counting.embedded)
+    units = {c.content_hash: c.embed_text for c in index.manifest.chunks(ids).values()}
+    sections = section_texts_of(index.manifest.chunks(ids).values())
+    assert sections  # the sample vault has units of several sections
+    assert summary.chunks_embedded == len(set(hashes.values())) == len(units)
+    # each unique unit once, and each section of a unit of several once
+    assert sorted(counting.embedded) == sorted([*units.values(), *sections])
     assert summary.chunks_embedded + summary.chunks_reused == len(ids)
 
     counting.reset()
@@ -95,8 +100,14 @@ def test_editing_one_note_embeds_exactly_the_changed_chunks(index, vault, counti
     new_hashes = set(after.values()) - before
     assert summary.notes_changed == 1
     assert new_hashes, "the edit must change at least one chunk"
-    assert {sha(t) for t in counting.embedded} == new_hashes
-    assert len(counting.embedded) == len(new_hashes) < counts[target]
+    sent = [t for t in counting.embedded if sha(t) in new_hashes]
+    assert {sha(t) for t in sent} == new_hashes
+    assert len(sent) == len(new_hashes) < counts[target]
+    changed = [c for c in index.manifest.note_chunks(target) if c.content_hash in new_hashes]
+    # besides the changed units, only their own sections went to the model
+    assert sorted(t for t in counting.embedded if t not in sent) == sorted(
+        section_texts_of(changed)
+    )
     assert any("An inserted test sentence" in c.text for c in index.manifest.note_chunks(target))
     consistent(index)
 

@@ -19,7 +19,7 @@ from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
 from vault_rag.serving.context import chunk_options
 from vault_rag.settings import Settings
 
-from index_helpers import CountingProvider
+from index_helpers import CountingProvider, section_texts_of
 
 LONG = "\n\n".join(  # twelve paragraphs of five sentences
     " ".join(
@@ -70,7 +70,8 @@ def test_new_units_rechunk_every_note_and_embed_only_changed_unit_texts(
         counting.reset()
         Indexer(index, chunk_options=legacy).run()
         old_hashes = set(index.manifest.chunk_hashes().values())
-        assert len(counting.embedded) == len(old_hashes)
+        old = [c for rel in NOTES for c in index.manifest.note_chunks(rel)]
+        assert len(counting.embedded) == len(old_hashes) + len(section_texts_of(old))
 
         units = chunk_options(Settings(), counting)
         assert pipeline_signature(units) != pipeline_signature(legacy)
@@ -81,7 +82,8 @@ def test_new_units_rechunk_every_note_and_embed_only_changed_unit_texts(
         chunks = [c for rel in NOTES for c in index.manifest.note_chunks(rel)]
         new = {c.content_hash: c.embed_text for c in chunks if c.content_hash not in old_hashes}
         # exactly the unit texts that changed went to the model, each once
-        assert sorted(counting.embedded) == sorted(new.values())
+        changed = [c for c in chunks if c.content_hash in new]
+        assert sorted(counting.embedded) == sorted([*new.values(), *section_texts_of(changed)])
         assert summary.chunks_embedded == len(new) > 0
         # the rest kept their vectors: same id and text (kept) or same text (from the cache)
         assert len(chunks) - len(new) > 0  # "Short.md" and "Pricing" are unchanged
