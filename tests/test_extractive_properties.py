@@ -32,6 +32,11 @@ def shape(tokens: list[Token]) -> list[tuple[str, str, str, str]]:
     return [(t.type, t.tag, t.info, t.content) for t in tokens if t.type not in _LISTS]
 
 
+def displayed(tokens: list[Token]) -> list[tuple[str, str, str, str]]:
+    """`shape` with tabs shown as the spaces up to their tab stop."""
+    return [(ty, tag, info, content.expandtabs(4)) for ty, tag, info, content in shape(tokens)]
+
+
 def source_blocks(tokens: list[Token], start: int, end: int) -> list[Token]:
     """The source's tokens of lines [start, end): every token whose block lies inside, except
     list wrappers, which may span beyond the quoted items."""
@@ -92,7 +97,8 @@ def test_blockquoted_answer_keeps_the_blocks(text: str, terms: set[str]):
     # One blockquote holding exactly the excerpt's blocks.
     assert quoted[0].type == "blockquote_open" and quoted[-1].type == "blockquote_close"
     assert sum(t.type == "blockquote_open" and t.level == 0 for t in quoted) == 1
-    assert shape(quoted[1:-1]) == shape(parse(excerpt))
+    # (the quote turns indentation tabs into spaces, `blockquote`: compared as displayed)
+    assert displayed(quoted[1:-1]) == displayed(parse(excerpt))
 
 
 def test_code_block_is_quoted_with_both_fences_and_blank_lines_survive():
@@ -128,3 +134,13 @@ def test_a_long_code_block_is_quoted_whole_not_cut():
 
 def _doc(text: str) -> dict:
     return {"id": "c1", "kind": "vault", "text": text, "cite": "[[Note#Setup]]"}
+
+
+def test_a_tab_indented_code_line_stays_code_in_the_quote():
+    # after "> " a tab reaches the next tab stop two columns on: the line would be a paragraph
+    for excerpt in ("\tcode()", " \tcode()", "intro\n\n\tcode()"):
+        quoted = parse(blockquote(excerpt))
+        assert [t.type for t in quoted if t.type in ("code_block", "paragraph_open")] == [
+            t.type for t in parse(excerpt) if t.type in ("code_block", "paragraph_open")
+        ]
+        assert any(t.type == "code_block" and t.content == "code()\n" for t in quoted)

@@ -127,8 +127,15 @@ def without_block_ids(excerpt: str) -> str:
 
 
 def blockquote(excerpt: str) -> str:
-    """Markdown blockquote of `excerpt`: blank lines become ">" so the quote stays one."""
-    return "\n".join(f"> {line}" if line else ">" for line in excerpt.split("\n"))
+    """Markdown blockquote of `excerpt`: blank lines become ">" so the quote stays one. Tabs in
+    a line's indentation become spaces first: after the "> " marker a tab reaches another tab
+    stop, and a tab-indented code line would turn into a paragraph."""
+    return "\n".join(f"> {_spaced(line)}" if line else ">" for line in excerpt.split("\n"))
+
+
+def _spaced(line: str) -> str:
+    body = line.lstrip(" \t")
+    return line[: len(line) - len(body)].expandtabs(4) + body
 
 
 def code_quote(doc: Doc) -> str:
