@@ -19,6 +19,8 @@ from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.cite_cache import cache_for
 from vault_rag.retrieval.hybrid import SearchOptions, hybrid_search
 from vault_rag.services.embedding_choice import total_chars
+from vault_rag.serving.context import make_indexer
+from vault_rag.settings import Settings
 from vault_rag.sources.base import make_unit
 
 UNIT = """## Setup
@@ -217,5 +219,21 @@ def test_a_model_switch_estimate_counts_the_sections_it_will_embed(
         assert len(merged) == 1
         expected = sum(len(c.embed_text) for c in units) + len(merged[0].embed_text)
         assert total_chars(index.manifest) == expected
+    finally:
+        index.close()
+
+
+def test_with_citing_off_no_section_is_embedded(vault: Path, tmp_path: Path) -> None:
+    settings = Settings(vault=vault, data_dir=tmp_path / "data", cite_spans=False)
+    provider = CountingProvider()
+    index = VaultIndex(vault, tmp_path / "data", provider)
+    try:
+        indexer = make_indexer(settings, index)
+        assert indexer.sections is False
+        indexer.run()
+        assert _rows(index) == {}
+        units = {c.embed_text for n in VAULT for c in index.manifest.note_chunks(n)}
+        assert sorted(provider.embedded) == sorted(units)
+        assert make_indexer(settings.model_copy(update={"cite_spans": True}), index).sections
     finally:
         index.close()

@@ -119,7 +119,8 @@ class Settings(BaseSettings):
     focus_boost: float = Field(default=0.3, ge=0.0, le=0.5)
     # Cite the section of each retrieved unit that answers, not the unit's first heading
     # (retrieval/cite.py); note ranking unchanged, +.03 to +.09 heading MRR on every set
-    cite_spans: bool = True  # ~+3 ms a search (paired median); issue 28's +.12 is not reached
+    # ~+1 ms a search; also embeds merged units' sections when indexing (+20-29% model time)
+    cite_spans: bool = True
 
     # --- Re-ranking (retrieval/rerank/): a second stage over the fused top candidates ----------
     # none: off; http: a `/v1/rerank` service (llama.cpp --reranking, TEI, vLLM, Jina, Cohere);

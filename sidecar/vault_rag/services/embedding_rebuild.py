@@ -150,6 +150,7 @@ def build_beside(
             chunk_options=chunk_options(settings, provider),
             batch_size=settings.embeddings_batch_size,
             sources=source_registry(settings),
+            sections=settings.cite_spans,
         )
 
         def on_phase(phase: str, total: int) -> None:

@@ -118,4 +118,5 @@ def make_indexer(settings: Settings, index: VaultIndex) -> Indexer:
         chunk_options=chunk_options(settings, index.provider),
         batch_size=settings.embeddings_batch_size,
         sources=source_registry(settings),
+        sections=settings.cite_spans,
     )

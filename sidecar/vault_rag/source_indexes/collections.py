@@ -92,6 +92,7 @@ def make_source_indexer(settings: Settings, spec: SourceSpec, index: VaultIndex)
         batch_size=settings.embeddings_batch_size,
         sources=kinds_for(spec, settings),
         skip_path=path_rules(spec, index.vault_root),
+        sections=settings.cite_spans,
     )
 
 

@@ -60,8 +60,12 @@ class Indexer:
         batch_size: int = 32,
         sources: SourceRegistry | None = None,
         skip_path: Callable[[str, bool], str | None] | None = None,
+        sections: bool = True,
     ) -> None:
         self.index = index
+        # Embed each section of a merged unit too, for citations (`cite_spans`; +20-29% model
+        # time on the shared vaults, docs/retrieval.md); off, citations go by words alone.
+        self.sections = sections
         self.skip_path = skip_path  # a source's own rules (`VaultListing.skip`)
         self.ignores = tuple(ignores)
         # The kinds of file indexed (`sources/registry.py`); default: every known kind.
@@ -104,7 +108,11 @@ class Indexer:
             self.index.manifest.backfill_scripts()
             embedded, reused = self.embed_pending(progress, limit=embed_limit)
             summary.chunks_embedded, summary.chunks_reused = embedded, reused
-            if embed_limit is None and not self.index.manifest.counts()["pending"]:
+            if (
+                self.sections
+                and embed_limit is None
+                and not self.index.manifest.counts()["pending"]
+            ):
                 # Units embedded before their sections were (an older index) get them now.
                 backfill_sections(
                     self.index.manifest, self.index.provider, self.batch_size, progress
@@ -361,7 +369,8 @@ class Indexer:
             embedded += len(todo)
             reused += len(batch) - len(todo)
             # Before the batch counts as embedded, so a model error leaves it pending.
-            embed_sections(manifest, provider, [p.chunk for p in batch])
+            if self.sections:
+                embed_sections(manifest, provider, [p.chunk for p in batch])
             try:
                 self.index.store.upsert(
                     [p.id for p in batch],

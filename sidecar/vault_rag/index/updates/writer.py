@@ -231,7 +231,7 @@ class IndexWriter:
         self.status.chunks_reused += reused
         if embedded + reused == 0:
             # Nothing waits: units from an older index get their sections, a batch a step.
-            self._maybe_pending = self._backfill_sections_step()
+            self._maybe_pending = self.indexer.sections and self._backfill_sections_step()
             return self._maybe_pending
         return True
 
