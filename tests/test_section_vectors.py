@@ -108,22 +108,37 @@ def test_a_merged_unit_s_sections_are_embedded_with_it_and_searches_embed_none(
         index.close()
 
 
-def test_a_model_error_on_the_sections_leaves_the_batch_pending_and_loses_nothing(
-    vault: Path, tmp_path: Path
+def test_a_model_error_on_the_sections_keeps_the_units_and_is_mended_by_the_next_run(
+    vault: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     provider = CountingProvider()
     provider.fail_sections = True
     index = VaultIndex(vault, tmp_path / "data", provider)
     try:
-        with pytest.raises(EmbeddingError):
-            Indexer(index).run()
-        assert index.manifest.counts()["pending"] > 0
-        assert _rows(index) == {}
+        summary = Indexer(index).run()  # the units are in: the run does not fail for sections
+        assert summary.chunks_embedded > 0 and index.manifest.counts()["pending"] == 0
+        assert _rows(index) == {}  # the failed batch wrote nothing
+        assert "sections not embedded" in caplog.text and "model server down" in caplog.text
+        found = hybrid_search(index, "simulate packet loss latency", SearchOptions(cite_spans=True))
+        assert found[0].anchor == "Network emulation"  # by words alone meanwhile
         provider.fail_sections = False
-        summary = Indexer(index).run()
-        assert index.manifest.counts()["pending"] == 0
-        assert summary.chunks_reused > 0  # the units' vectors were kept by content hash
+        provider.embedded.clear()
+        again = Indexer(index).run()
+        assert again.chunks_embedded == 0  # no unit again: only the sections
+        assert len(provider.embedded) == 4
         assert sorted(_rows(index).values()) == [0, 4]
+    finally:
+        index.close()
+
+
+def test_units_are_all_embedded_before_any_section(vault: Path, tmp_path: Path) -> None:
+    provider = CountingProvider()
+    index = VaultIndex(vault, tmp_path / "data", provider)
+    try:
+        Indexer(index, batch_size=1).run()
+        units = {c.embed_text for n in VAULT for c in index.manifest.note_chunks(n)}
+        first_section = next(i for i, t in enumerate(provider.embedded) if t not in units)
+        assert set(provider.embedded[:first_section]) == units
     finally:
         index.close()
 

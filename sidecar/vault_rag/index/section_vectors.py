@@ -2,15 +2,15 @@
 
 A unit that merges several small sections (`chunking/spans.py`) has one vector for all of them,
 so it cannot tell which of its sections a question is about; a citation then goes by words
-alone. Each section of such a unit is embedded here, beside the unit's own vector, and read back
-by the citation step (`retrieval/cite.py`) without a model call: embedding a note's sections at
-search time cost 0.7–7.9 s on a cold note (docs/retrieval.md).
+alone. Each section of such a unit is embedded at index time (after the units) and stored here,
+and read back by the citation step (`retrieval/cite.py`) without a model call: embedding a
+note's sections at search time cost 0.7–7.9 s on a cold note (docs/retrieval.md).
 
 Stored per unit content hash (`section_vectors`: the n × d matrix of its n sections, one row each
 in span order; a unit of one section gets an empty row, so "done" is a row). Rows follow the
-unit's content: the same text gives the same sections, a changed text a new hash. Manifests
-written before this table existed are filled in by later embedding steps (`missing`);
-the model calls are made in `index/updates/sections.py`.
+unit's content: the same text gives the same sections, a changed text a new hash. Units without
+a row (new ones, or those of a manifest from before this table) are listed by `missing`; the
+model calls are made in `index/updates/sections.py`.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from vault_rag.chunking.pipeline import (
 )
 from vault_rag.chunking.pipeline import chunk_options as default_chunk_options
 from vault_rag.chunking.types import Chunk
+from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import POSTED_PREFIX, NoteRecord
 from vault_rag.index.note_file import read_note_file
@@ -32,7 +33,6 @@ from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.updates.dependencies import dependents_of, note_dependencies
 from vault_rag.index.updates.records import IndexSummary, Progress, ScanResult
 from vault_rag.index.updates.sections import backfill as backfill_sections
-from vault_rag.index.updates.sections import embed_sections
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.registry import SourceRegistry, source_registry
@@ -63,8 +63,8 @@ class Indexer:
         sections: bool = True,
     ) -> None:
         self.index = index
-        # Embed each section of a merged unit too, for citations (`cite_spans`; +20-29% model
-        # time on the shared vaults, docs/retrieval.md); off, citations go by words alone.
+        # Embed each section of a merged unit too, after the units, for citations (`cite_spans`;
+        # +20-29% model time on the shared vaults, docs/retrieval.md); off: by words alone.
         self.sections = sections
         self.skip_path = skip_path  # a source's own rules (`VaultListing.skip`)
         self.ignores = tuple(ignores)
@@ -108,15 +108,8 @@ class Indexer:
             self.index.manifest.backfill_scripts()
             embedded, reused = self.embed_pending(progress, limit=embed_limit)
             summary.chunks_embedded, summary.chunks_reused = embedded, reused
-            if (
-                self.sections
-                and embed_limit is None
-                and not self.index.manifest.counts()["pending"]
-            ):
-                # Units embedded before their sections were (an older index) get them now.
-                backfill_sections(
-                    self.index.manifest, self.index.provider, self.batch_size, progress
-                )
+            if embed_limit is None:
+                self.embed_sections(progress)
             counts = self.index.manifest.counts()
             summary.chunks_pending = counts["pending"]
             summary.warnings = counts["warnings"]
@@ -368,9 +361,6 @@ class Indexer:
                 vectors.update(new)
             embedded += len(todo)
             reused += len(batch) - len(todo)
-            # Before the batch counts as embedded, so a model error leaves it pending.
-            if self.sections:
-                embed_sections(manifest, provider, [p.chunk for p in batch])
             try:
                 self.index.store.upsert(
                     [p.id for p in batch],
@@ -390,6 +380,17 @@ class Indexer:
                 # Measured rate, for `vault-rag status`'s estimate of the time left.
                 manifest.set_meta("embed_rate", f"{embedded / (time.monotonic() - started):.3f}")
         return embedded, reused
+
+    def embed_sections(self, progress: Progress) -> None:
+        """The sections of merged units, once every unit has its vector: they only refine
+        citations, so the search is whole first. A model error is logged, not raised: the
+        units are in, citations go by words until the next run (or the writer) adds them."""
+        if not self.sections or self.index.manifest.counts()["pending"]:
+            return
+        try:
+            backfill_sections(self.index.manifest, self.index.provider, self.batch_size, progress)
+        except EmbeddingError as exc:
+            log.warning("sections not embedded (citations go by words until then): %s", exc)
 
 
 def store_metadata(chunk: Chunk) -> dict[str, object]:

@@ -1,8 +1,10 @@
 """Embed the sections of units of several sections (`index/section_vectors.py`).
 
-Called for each batch of units as it is embedded (`Indexer.embed_pending`), and, for units
-embedded before section vectors existed, by `backfill` once nothing else waits. A model error
-raises before anything is written: the batch stays pending, or the backfill tries again later.
+`backfill` runs once every unit has its vector (`Indexer.embed_sections` at the end of an index
+run, the server's writer a batch per idle step): sections only refine citations, so the search
+is whole first, and a saved note is searchable without waiting for them. It covers new units
+and those of an index from before section vectors alike. A model error raises before anything
+is written; the next run or step tries again.
 """
 
 from __future__ import annotations
