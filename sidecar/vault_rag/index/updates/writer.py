@@ -154,6 +154,8 @@ class IndexWriter:
         while time.monotonic() < deadline:
             with self._cond:
                 busy = bool(self._heap) or self.status.state not in ("idle", "backoff")
+                # (between two embedding steps the state reads idle: the loop has not settled)
+                busy = busy or (self._maybe_pending and self.status.state != "backoff")
             if not busy and not self.manifest.counts()["pending"]:
                 return True
             time.sleep(0.05)
@@ -236,6 +238,7 @@ class IndexWriter:
         return True
 
     def _backfill_sections_step(self) -> bool:
+        self.status.state, self.status.phase = "embedding", "sections"
         try:
             done = backfill_sections(
                 self.manifest,
@@ -246,8 +249,10 @@ class IndexWriter:
         except Exception as exc:  # as a failed embedding step: retry after the back-off
             self._backoff = min(60.0, max(1.0, self._backoff * 2))
             self._backoff_until = time.monotonic() + self._backoff
+            self.status.state, self.status.phase = "backoff", None
             self._record_error(f"embedding sections: {exc}")
             return True
+        self.status.state, self.status.phase = "idle", None
         return done > 0
 
     def _idle(self) -> None:
