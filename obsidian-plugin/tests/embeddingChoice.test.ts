@@ -141,6 +141,9 @@ describe("the embedding model chosen in Obsidian", () => {
     expect(describeSwitch(switchOf({ done: 64, eta_seconds: 40 }))).toBe(
       "Re-indexing with openai:nomic-embed-text: 64 of 228 units, about 40 s left. Searches use the current index meanwhile.",
     );
+    expect(describeSwitch(switchOf({ phase: "sections", done: 3, total: 32, eta_seconds: null }))).toBe(
+      "Re-indexing with openai:nomic-embed-text: sections for citations, 3 of 32 units. Searches use the current index meanwhile.",
+    );
     expect(describeSwitch(switchOf({ state: "failed", error: "EmbeddingError: nothing answers" }))).toBe(
       "The switch to openai:nomic-embed-text failed: EmbeddingError: nothing answers. The previous index is still in use.",
     );

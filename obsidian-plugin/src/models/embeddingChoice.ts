@@ -103,8 +103,11 @@ export function describeSwitch(s: EmbeddingSwitchState): string {
   const model = s.model_id ?? s.provider ?? "the new model";
   switch (s.state) {
     case "embedding": {
-      if (s.phase !== "embedding") return `Re-indexing with ${model}: reading the notes…`;
       const eta = s.eta_seconds === null ? "" : `, about ${formatDuration(s.eta_seconds)} left`;
+      // the last phase: each section of merged units, for precise citations
+      if (s.phase === "sections")
+        return `Re-indexing with ${model}: sections for citations, ${s.done} of ${s.total} units${eta}. Searches use the current index meanwhile.`;
+      if (s.phase !== "embedding") return `Re-indexing with ${model}: reading the notes…`;
       return `Re-indexing with ${model}: ${s.done} of ${s.total} units${eta}. Searches use the current index meanwhile.`;
     }
     case "swapping":

@@ -244,6 +244,7 @@ class IndexWriter:
                 self.manifest,
                 self.indexer.index.provider,
                 self.indexer.batch_size,
+                self.progress(),  # (this step's batch: "sections 0/32" → "32/32")
                 limit=self.indexer.batch_size,
             )
         except Exception as exc:  # as a failed embedding step: retry after the back-off
