@@ -502,10 +502,14 @@ class Manifest:
 
     # -- section vectors (`index/section_vectors.py`) ---------------------------------------
     def section_vectors(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        return section_vectors.load(self.db, hashes)
+        """Section matrices (normalised rows) of these units that have several sections."""
+        wanted = list(dict.fromkeys(hashes))
+        return section_vectors.matrices(self._rows_in(section_vectors.LOAD, wanted))
 
     def sections_present(self, hashes: Sequence[str]) -> set[str]:
-        return section_vectors.present(self.db, hashes)
+        """Which of these units have a section row."""
+        wanted = list(dict.fromkeys(hashes))
+        return {r[0] for r in self._rows_in(section_vectors.PRESENT, wanted)}
 
     def sections_missing_count(self) -> int:
         return section_vectors.missing_count(self.db)

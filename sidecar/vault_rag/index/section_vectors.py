@@ -16,7 +16,7 @@ model calls are made in `index/updates/sections.py`.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -55,21 +55,21 @@ def store(db: sqlite3.Connection, rows: Iterable[tuple[str, np.ndarray | None]])
     )
 
 
-def load(db: sqlite3.Connection, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-    """The section matrices (normalised rows) of these units that have more than one section."""
+# Read through the manifest's batched `IN ({marks})` lists (`Manifest._rows_in`).
+LOAD = (
+    "SELECT content_hash, sections, vectors FROM section_vectors"
+    " WHERE sections > 1 AND content_hash IN ({marks})"
+)
+PRESENT = "SELECT content_hash FROM section_vectors WHERE content_hash IN ({marks})"
+
+
+def matrices(rows: Iterable[tuple[str, int, bytes]]) -> dict[str, np.ndarray]:
+    """`LOAD`'s rows as section matrices with normalised rows, by unit content hash."""
     out: dict[str, np.ndarray] = {}
-    wanted = list(dict.fromkeys(hashes))
-    for start in range(0, len(wanted), 500):
-        part = wanted[start : start + 500]
-        marks = ",".join("?" * len(part))
-        for content_hash, sections, blob in db.execute(
-            f"SELECT content_hash, sections, vectors FROM section_vectors"
-            f" WHERE sections > 1 AND content_hash IN ({marks})",
-            part,
-        ):
-            matrix = np.frombuffer(blob, dtype=np.float32).reshape(int(sections), -1)
-            norms = np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
-            out[content_hash] = matrix / norms
+    for content_hash, sections, blob in rows:
+        matrix = np.frombuffer(blob, dtype=np.float32).reshape(int(sections), -1)
+        norms = np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+        out[content_hash] = matrix / norms
     return out
 
 
@@ -102,18 +102,3 @@ def prune(db: sqlite3.Connection) -> int:
 
 def forget(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM section_vectors")
-
-
-def present(db: sqlite3.Connection, hashes: Sequence[str]) -> set[str]:
-    """Which of these units have a row."""
-    return set(_present(db, list(dict.fromkeys(hashes))))
-
-
-def _present(db: sqlite3.Connection, hashes: list[str]) -> list[str]:
-    found: list[str] = []
-    for start in range(0, len(hashes), 500):
-        part = hashes[start : start + 500]
-        marks = ",".join("?" * len(part))
-        query = f"SELECT content_hash FROM section_vectors WHERE content_hash IN ({marks})"
-        found.extend(r[0] for r in db.execute(query, part))
-    return found
