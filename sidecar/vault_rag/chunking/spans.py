@@ -42,8 +42,9 @@ def chunk_spans(chunk: Chunk, note_paths: Mapping[str, str]) -> list[Span]:
         chunk.anchor,
         chunk.line_start,
         chunk.line_end,
-        mapped=chunk.origin == chunk.note_path and chunk.extra.get("kind", "md") == "md",
+        mapped=chunk.origin == chunk.note_path,
         note_paths=note_paths,
+        kind=str(chunk.extra.get("kind", "md")),
     )
 
 
@@ -56,15 +57,16 @@ def spans_of(
     *,
     mapped: bool,
     note_paths: Mapping[str, str],
+    kind: str = "md",
 ) -> list[Span]:
     """The unit cut at each heading inside it (outside code fences), with the heading path each
     part has in the note. `mapped`: the unit's lines are the note's own (not an embed's);
-    `mapped` is false for units of other kinds than Markdown;
+    `kind` other than "md" (code, PDF, canvas): one span;
     `note_paths` maps a heading's text to the path the chunker gave it in this note (from the
     note's other units), used when known."""
     lines = text.split("\n")
     own = Span(heading_path, anchor, anchor, line_start, line_end, text, True)
-    if not mapped or line_end - line_start + 1 != len(lines):
+    if not mapped or kind != "md" or line_end - line_start + 1 != len(lines):
         return [own]
     path = [p for p in heading_path.split(HIERARCHY_SEPARATOR) if p] if anchor else []
     starts: list[tuple[int, int, str]] = []  # (line index, level, heading text)

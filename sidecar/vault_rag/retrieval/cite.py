@@ -66,8 +66,9 @@ def unit_spans(result: SearchResult, note_paths: Mapping[str, str]) -> list[Span
         result.anchor,
         result.line_start,
         result.line_end,
-        mapped=result.origin == result.note_path and result.kind == "md",
+        mapped=result.origin == result.note_path,
         note_paths=note_paths,
+        kind=result.kind,
     )
 
 
