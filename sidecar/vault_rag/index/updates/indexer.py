@@ -108,9 +108,9 @@ class Indexer:
             self.index.manifest.backfill_scripts()
             embedded, reused = self.embed_pending(progress, limit=embed_limit)
             summary.chunks_embedded, summary.chunks_reused = embedded, reused
-            if embed_limit is None:
+            counts = self.index.manifest.counts()  # (sections change none of these)
+            if embed_limit is None and not counts["pending"]:
                 self.embed_sections(progress)
-            counts = self.index.manifest.counts()
             summary.chunks_pending = counts["pending"]
             summary.warnings = counts["warnings"]
             changed = summary.notes_reindexed or summary.notes_deleted or embedded or reused
@@ -382,10 +382,10 @@ class Indexer:
         return embedded, reused
 
     def embed_sections(self, progress: Progress) -> None:
-        """The sections of merged units, once every unit has its vector: they only refine
-        citations, so the search is whole first. A model error is logged, not raised: the
-        units are in, citations go by words until the next run (or the writer) adds them."""
-        if not self.sections or self.index.manifest.counts()["pending"]:
+        """The sections of merged units, called once every unit has its vector: they only
+        refine citations, so the search is whole first. A model error is logged, not raised:
+        the units are in, citations go by words until the next run (or the writer) adds them."""
+        if not self.sections:
             return
         try:
             backfill_sections(self.index.manifest, self.index.provider, self.batch_size, progress)

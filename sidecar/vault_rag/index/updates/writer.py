@@ -222,20 +222,24 @@ class IndexWriter:
                 self.progress(), limit=self.indexer.batch_size
             )
         except Exception as exc:  # model server down, bad key...: retry later, keep serving
-            self._backoff = min(60.0, max(1.0, self._backoff * 2))
-            self._backoff_until = time.monotonic() + self._backoff
-            self.status.state = "backoff"
-            self._record_error(f"embedding: {exc}")
+            self._back_off(f"embedding: {exc}")
             return False
         self._backoff = 0.0
         self.status.state, self.status.phase = "idle", None
         self.status.chunks_embedded += embedded
         self.status.chunks_reused += reused
         if embedded + reused == 0:
-            # Nothing waits: units from an older index get their sections, a batch a step.
+            # Nothing waits: the units' sections (new ones, or an older index's), a batch a step.
             self._maybe_pending = self.indexer.sections and self._backfill_sections_step()
             return self._maybe_pending
         return True
+
+    def _back_off(self, error: str) -> None:
+        """A failed model step: wait twice as long as last time (1–60 s) before the next."""
+        self._backoff = min(60.0, max(1.0, self._backoff * 2))
+        self._backoff_until = time.monotonic() + self._backoff
+        self.status.state = "backoff"
+        self._record_error(error)
 
     def _backfill_sections_step(self) -> bool:
         self.status.state, self.status.phase = "embedding", "sections"
@@ -248,10 +252,8 @@ class IndexWriter:
                 limit=self.indexer.batch_size,
             )
         except Exception as exc:  # as a failed embedding step: retry after the back-off
-            self._backoff = min(60.0, max(1.0, self._backoff * 2))
-            self._backoff_until = time.monotonic() + self._backoff
-            self.status.state, self.status.phase = "backoff", None
-            self._record_error(f"embedding sections: {exc}")
+            self._back_off(f"embedding sections: {exc}")
+            self.status.phase = None
             return True
         self.status.state, self.status.phase = "idle", None
         return done > 0
