@@ -59,6 +59,9 @@ CREATE INDEX IF NOT EXISTS chunks_note ON chunks(note_path);
 -- (embedded, priority) SQLite sorted every waiting unit per batch (~0.5 s at 35k waiting).
 DROP INDEX IF EXISTS chunks_pending;
 CREATE INDEX IF NOT EXISTS chunks_queue ON chunks(embedded, priority DESC, note_path, ordinal);
+-- Units by content hash: the vector caches' prune and the sections backfill ask which hashes
+-- are still used (at 72k units a scan of every JSON row: ~230 ms a prune, ~25 ms with it).
+CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(content_hash, embedded);
 CREATE TABLE IF NOT EXISTS deps (
     note_path TEXT NOT NULL,
     target TEXT NOT NULL,   -- a note path, or "missing:<lower-cased link text>"
@@ -494,8 +497,11 @@ class Manifest:
 
     def prune_vectors(self) -> int:
         """Drop cached vectors (and section vectors) no chunk uses any more."""
+        # The unused hashes are found on the key's index (a scan of the table itself reads every
+        # vector's bytes), then deleted by key.
         cur = self.db.execute(
-            "DELETE FROM vectors WHERE content_hash NOT IN (SELECT content_hash FROM chunks)"
+            "DELETE FROM vectors WHERE content_hash IN (SELECT v.content_hash FROM vectors v"
+            " WHERE v.content_hash NOT IN (SELECT content_hash FROM chunks))"
         )
         section_vectors.prune(self.db)
         return cur.rowcount
