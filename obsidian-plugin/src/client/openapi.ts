@@ -699,7 +699,7 @@ export interface components {
             model_id: string | null;
             /**
              * Phase
-             * @description chunking or embedding
+             * @description chunking, embedding or sections (the sections of merged units, for precise citations)
              */
             phase: string | null;
             /** Done */
@@ -1607,7 +1607,7 @@ export interface components {
             job: string | null;
             /**
              * Phase
-             * @description chunking or embedding, with `done` of `total`
+             * @description chunking, embedding or sections (the sections of merged units, for precise citations), with `done` of `total`
              */
             phase: string | null;
             /** Done */
