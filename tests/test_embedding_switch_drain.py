@@ -7,7 +7,8 @@ still has to search the old index after it began.
 
 - an answer streaming when the swap begins completes (citations, final) on the old index;
 - a request arriving during the drain gets 503 `switching` with Retry-After (`/mcp`: 503
-  `switching`);
+  `switching`), except `GET /v1/status`, which answers from the old index with the switch's
+  step in `embedding_switch`;
 - past `server_switch_drain_timeout` the answer is stopped with `error` `switched`, and the
   switch completes anyway.
 """
@@ -146,6 +147,13 @@ def test_an_answer_streaming_when_the_swap_begins_completes(tmp_path, sample_vau
         assert again.headers["retry-after"] == "3"
         mcp = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         assert mcp.status_code == 503 and mcp.json()["code"] == "switching", mcp.text
+        # Status alone still answers, from the old index, with the switch's step (a read the
+        # drain does not wait for: the answer stays the one request it counts).
+        status = client.get("/v1/status")
+        assert status.status_code == 200, status.text
+        assert status.json()["index_model"] == HASH_ID and status.json()["notes"] > 0
+        switch = status.json()["embedding_switch"]
+        assert switch["state"] == "swapping" and "finishing the answers" in switch["message"]
         assert switch_state(live) == "swapping"
         assert old.in_flight.running == 1  # the answer, still holding the old state
         assert asking.is_alive() and not any(kind == "final" for kind, _ in events)

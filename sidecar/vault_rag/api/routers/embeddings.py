@@ -51,6 +51,8 @@ def switch_state(app_state: Any) -> EmbeddingSwitchState | None:
         return None
     s = job.status
     end = s.finished or time.monotonic()
+    # While swapping, the swap's own step (draining the answers under way, opening the index).
+    swapping = getattr(app_state, "switching", None) if s.state == "swapping" else None
     return EmbeddingSwitchState(
         state=s.state,  # type: ignore[arg-type]
         provider=s.provider,
@@ -62,7 +64,7 @@ def switch_state(app_state: Any) -> EmbeddingSwitchState | None:
         eta_seconds=s.eta_seconds(),
         elapsed_seconds=round(end - s.started, 1) if s.started else None,
         error=s.error,
-        message=s.message,
+        message=swapping or s.message,
     )
 
 
