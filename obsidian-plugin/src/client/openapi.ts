@@ -371,7 +371,8 @@ export interface paths {
         };
         /**
          * Embedding models on offer
-         * @description The embedding model in use, what can be chosen here, and the switch under way.
+         * @description The embedding model in use, what can be chosen here, and the switch under way (also
+         *     while the switch drains the old state: the plugin follows the switch with this).
          */
         get: operations["get_embeddings_v1_settings_embeddings_get"];
         /**

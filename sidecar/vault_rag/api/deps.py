@@ -81,7 +81,8 @@ async def get_lease(request: Request) -> AsyncIterator[Lease]:
 
 
 async def get_reader_lease(request: Request) -> AsyncIterator[Lease]:
-    """As `get_lease`, for a quick read-only route (`GET /v1/status`): while a switch of
+    """As `get_lease`, for a quick read-only route (`GET /v1/status`, `GET
+    /v1/settings/embeddings`): while a switch of
     embedding model drains the old state it still reads that state (`admit_reader`), without
     holding the drain up; 503 only while there is no state at all."""
     try:

@@ -5,13 +5,13 @@ ones in, keep the choice, open the state again. If the new one does not open, th
 back.
 
 Requests from the moment the drain starts until the new state is open get 503 `switching` (not
-`starting`, with Retry-After): the plugin retries. `GET /v1/status` alone still answers from the
-old state during the drain (`serving/in_flight.admit_reader`: a read the drain does not wait
-for), its `embedding_switch` saying why; from the end of the drain until the new state is open
-it too gets 503 `switching`. The drain waits at most
-`server_switch_drain_timeout` seconds; the requests still running then are asked to stop (an
-answer stream ends with `error` `{"code": "switched"}`) and get `ABORT_GRACE` seconds to
-unwind before the index is closed under whatever is left.
+`starting`, with Retry-After): the plugin retries. `GET /v1/status` and `GET
+/v1/settings/embeddings` still answer from the old state during the drain
+(`serving/in_flight.admit_reader`: a read the drain does not wait for), the switch's `message`
+saying why; from the end of the drain until the new state is open they too get 503. The drain
+waits at most `server_switch_drain_timeout` seconds; the requests still running then are asked
+to stop (an answer stream ends with `error` `{"code": "switched"}`) and get `ABORT_GRACE`
+seconds to unwind before the index is closed under whatever is left.
 """
 
 from __future__ import annotations

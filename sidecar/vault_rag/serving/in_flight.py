@@ -2,19 +2,20 @@
 before it closes that state's index (`api/embedding_swap.py`).
 
 Every request that uses the state holds a `Lease` from `admit` until its response has been sent
-(an answer's stream included): the API's `get_state` dependency and the `/mcp` gate take it,
-nothing else counts. `close` stops admitting (the next request gets 503 `switching`); `drain`
-waits, from the switch's own thread, until the leases held are given back; `abort` asks those
-still running to stop (an answer stream ends with an `error` event), for a drain that timed out.
+(an answer's stream included): the API's `get_state` and `get_reader_state` dependencies and the
+`/mcp` gate take it, nothing else counts. `close` stops admitting (the next request gets 503
+`switching`); `drain` waits, from the switch's own thread, until the leases held are given back;
+`abort` asks those still running to stop (an answer stream ends with an `error` event), for a
+drain that timed out.
 
 Admission and closing share one lock, so a request is either counted before the drain starts
 or refused: none slips in between reading the state and closing its index.
 
-A quick read of the old state (`GET /v1/status`, a few manifest rows) may still go on during
-the drain, so the plugin sees the switch in progress instead of 503: `admit_reader` gives it a
-*peek*, which the drain does not wait for (status polls cannot hold the switch up); `seal`,
-called after the drain and before the state closes, refuses new peeks and waits for those
-reading.
+A quick read of the old state (`GET /v1/status`, `GET /v1/settings/embeddings`: a few manifest
+rows) may still go on during the drain, so the plugin sees the switch in progress, not 503:
+`admit_reader` gives it a *peek*, which the drain does not wait for (status polls cannot hold
+the switch up); `seal`, called after the drain and before the state closes, refuses new peeks
+and waits for those reading.
 """
 
 from __future__ import annotations

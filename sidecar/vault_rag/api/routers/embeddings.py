@@ -13,7 +13,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from vault_rag.api.deps import ServerState, State
+from vault_rag.api.deps import ReaderState, ServerState, State
 from vault_rag.api.embedding_schemas import (
     EmbeddingCost,
     EmbeddingOption,
@@ -109,8 +109,9 @@ def _choice(body: EmbeddingsUpdate, request: Request, settings: Settings) -> Emb
 @router.get(
     "/settings/embeddings", response_model=EmbeddingsState, summary="Embedding models on offer"
 )
-def get_embeddings(request: Request, state: State) -> EmbeddingsState:
-    """The embedding model in use, what can be chosen here, and the switch under way."""
+def get_embeddings(request: Request, state: ReaderState) -> EmbeddingsState:
+    """The embedding model in use, what can be chosen here, and the switch under way (also
+    while the switch drains the old state: the plugin follows the switch with this)."""
     return _state(request, state)
 
 
