@@ -7,7 +7,8 @@ still has to search the old index after it began.
 
 - an answer streaming when the swap begins completes (citations, final) on the old index;
 - a request arriving during the drain gets 503 `switching` with Retry-After (`/mcp`: 503
-  `switching`);
+  `switching`), except `GET /v1/status` and `GET /v1/settings/embeddings`, which answer from
+  the old index with the switch's step;
 - past `server_switch_drain_timeout` the answer is stopped with `error` `switched`, and the
   switch completes anyway.
 """
@@ -146,6 +147,18 @@ def test_an_answer_streaming_when_the_swap_begins_completes(tmp_path, sample_vau
         assert again.headers["retry-after"] == "3"
         mcp = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         assert mcp.status_code == 503 and mcp.json()["code"] == "switching", mcp.text
+        # Status alone still answers, from the old index, with the switch's step (a read the
+        # drain does not wait for: the answer stays the one request it counts).
+        status = client.get("/v1/status")
+        assert status.status_code == 200, status.text
+        assert status.json()["index_model"] == HASH_ID and status.json()["notes"] > 0
+        switch = status.json()["embedding_switch"]
+        assert switch["state"] == "swapping" and "finishing the answers" in switch["message"]
+        # ...and so does the embedding settings' state, which the plugin follows the switch by.
+        followed = client.get("/v1/settings/embeddings")
+        assert followed.status_code == 200, followed.text
+        assert followed.json()["switch"]["state"] == "swapping"
+        assert followed.json()["index_model"] == HASH_ID
         assert switch_state(live) == "swapping"
         assert old.in_flight.running == 1  # the answer, still holding the old state
         assert asking.is_alive() and not any(kind == "final" for kind, _ in events)

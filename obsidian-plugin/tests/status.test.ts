@@ -8,7 +8,7 @@ import {
   type SidecarStatus,
   SidecarUnreachableError,
 } from "../src/client";
-import { ConnectionNotices, describeStatus, type StatusSnapshot, StatusPoller } from "../src/status/poller";
+import { ConnectionNotices, describePhase, describeStatus, type StatusSnapshot, StatusPoller } from "../src/status/poller";
 
 const URL = "http://127.0.0.1:8765";
 const unreachable = () => new SidecarUnreachableError(URL, new TypeError("fetch failed"));
@@ -78,7 +78,19 @@ describe("describeStatus", () => {
       "RAG: 24 notes · indexing 75% · 1 to sync",
     );
     const writing = status({ writer: { state: "writing", phase: "chunking", done: 12, total: 500, queued: 0 } });
-    expect(describeStatus(snap({ status: writing }), URL).text).toBe("RAG: 24 notes · chunking 12/500");
+    expect(describeStatus(snap({ status: writing }), URL).text).toBe("RAG: 24 notes · reading notes 12/500");
+  });
+
+  it("names the writer's phase in words, the sections step included", () => {
+    const writer = (phase: string | null) =>
+      describeStatus(snap({ status: status({ writer: { state: "embedding", phase, done: 3, total: 40, queued: 0 } }) }), URL).text;
+    expect(writer("embedding")).toBe("RAG: 24 notes · embedding 3/40");
+    expect(writer("sections")).toBe("RAG: 24 notes · sections for citations 3/40");
+    expect(writer(null)).toBe("RAG: 24 notes · indexing 3/40");
+    // a phase a newer sidecar may add is shown as sent
+    expect(writer("reranking")).toBe("RAG: 24 notes · reranking 3/40");
+    expect(describePhase("chunking")).toBe("reading notes");
+    expect(describePhase("")).toBe("indexing");
   });
 });
 

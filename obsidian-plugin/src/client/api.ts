@@ -122,7 +122,8 @@ export interface SidecarStatus {
   embedded: number | null;
   etaSeconds: number | null;
   lastError: string | null;
-  /** The index writer: what it is doing and how far (`phase`: chunking or embedding). */
+  /** The index writer: what it is doing and how far (`phase`: chunking, embedding or
+   * sections — the sections of merged units, for precise citations). */
   writer: { state: string; phase: string | null; done: number; total: number; queued: number } | null;
   /** One note's index state (`?path=`); null without a path. */
   note: NoteIndexState | null;

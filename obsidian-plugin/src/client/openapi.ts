@@ -371,7 +371,8 @@ export interface paths {
         };
         /**
          * Embedding models on offer
-         * @description The embedding model in use, what can be chosen here, and the switch under way.
+         * @description The embedding model in use, what can be chosen here, and the switch under way (also
+         *     while the switch drains the old state: the plugin follows the switch with this).
          */
         get: operations["get_embeddings_v1_settings_embeddings_get"];
         /**
@@ -699,7 +700,7 @@ export interface components {
             model_id: string | null;
             /**
              * Phase
-             * @description chunking or embedding
+             * @description chunking, embedding or sections (the sections of merged units, for precise citations)
              */
             phase: string | null;
             /** Done */
@@ -1607,7 +1608,7 @@ export interface components {
             job: string | null;
             /**
              * Phase
-             * @description chunking or embedding, with `done` of `total`
+             * @description chunking, embedding or sections (the sections of merged units, for precise citations), with `done` of `total`
              */
             phase: string | null;
             /** Done */

@@ -118,6 +118,24 @@ export class StatusPoller {
   }
 }
 
+/** Words for the index writer's `phase` (`GET /v1/status` → `writer.phase`); a phase this
+ * plugin does not know yet is shown as sent, rather than hidden. */
+export function describePhase(phase: string | null): string {
+  switch (phase) {
+    case null:
+    case "":
+      return "indexing";
+    case "chunking":
+      return "reading notes";
+    case "embedding":
+      return "embedding";
+    case "sections": // the sections of merged units, embedded for precise citations
+      return "sections for citations";
+    default:
+      return phase;
+  }
+}
+
 /** The status bar's text and tooltip. */
 export function describeStatus(snapshot: StatusSnapshot, url: string): { text: string; title: string } {
   const sync = snapshot.syncPending > 0 ? ` · ${snapshot.syncPending} to sync` : "";
@@ -146,7 +164,7 @@ export function describeStatus(snapshot: StatusSnapshot, url: string): { text: s
         const done = status.embedded ?? Math.max(0, total - status.pending);
         indexing = total > 0 ? ` · indexing ${Math.floor((done / total) * 100)}%` : ` · indexing ${status.pending} left`;
       } else if (writer && writer.total > 0 && writer.state !== "idle" && writer.done < writer.total) {
-        indexing = ` · ${writer.phase ?? "indexing"} ${writer.done}/${writer.total}`;
+        indexing = ` · ${describePhase(writer.phase)} ${writer.done}/${writer.total}`;
       }
       const lines = [`Vault RAG: connected to ${url}`];
       if (status?.chunks != null) lines.push(`${status.chunks} chunks, ${status.pending ?? 0} waiting for vectors`);

@@ -18,7 +18,7 @@ from vault_rag.index.updates.writer import IndexWriter
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.services.errors import ServiceError
 from vault_rag.services.parts import served_path
-from vault_rag.serving.in_flight import InFlight, Lease, NotAdmitted, admit
+from vault_rag.serving.in_flight import InFlight, Lease, NotAdmitted, admit, admit_reader
 from vault_rag.settings import Settings
 from vault_rag.vault.exclusions import Exclusions
 from vault_rag.vault.paths import UnsafePathError, normalize_rel_path
@@ -80,12 +80,33 @@ async def get_lease(request: Request) -> AsyncIterator[Lease]:
         lease.release()
 
 
+async def get_reader_lease(request: Request) -> AsyncIterator[Lease]:
+    """As `get_lease`, for a quick read-only route (`GET /v1/status`, `GET
+    /v1/settings/embeddings`): while a switch of
+    embedding model drains the old state it still reads that state (`admit_reader`), without
+    holding the drain up; 503 only while there is no state at all."""
+    try:
+        lease = admit_reader(request.app.state)
+    except NotAdmitted as exc:
+        raise ApiError(503, exc.code, exc.message) from exc
+    try:
+        yield lease
+    finally:
+        lease.release()
+
+
 # `scope="request"`: the lease is given back after the response has been sent, so a streamed
 # answer holds it to its last event (FastAPI >= 0.121; "function" would end it before).
 LeaseDep = Annotated[Lease, Depends(get_lease, scope="request")]
 
 
 async def get_state(lease: LeaseDep) -> ServerState:
+    return lease.state  # type: ignore[no-any-return]
+
+
+async def get_reader_state(
+    lease: Annotated[Lease, Depends(get_reader_lease, scope="request")],
+) -> ServerState:
     return lease.state  # type: ignore[no-any-return]
 
 
@@ -138,4 +159,5 @@ def translated() -> Iterator[None]:
 
 
 State = Annotated[ServerState, Depends(get_state)]
+ReaderState = Annotated[ServerState, Depends(get_reader_state)]  # read-only, also mid-switch
 SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -5,10 +5,13 @@ ones in, keep the choice, open the state again. If the new one does not open, th
 back.
 
 Requests from the moment the drain starts until the new state is open get 503 `switching` (not
-`starting`, with Retry-After): the plugin retries. The drain waits at most
-`server_switch_drain_timeout` seconds; the requests still running then are asked to stop (an
-answer stream ends with `error` `{"code": "switched"}`) and get `ABORT_GRACE` seconds to
-unwind before the index is closed under whatever is left.
+`starting`, with Retry-After): the plugin retries. `GET /v1/status` and `GET
+/v1/settings/embeddings` still answer from the old state during the drain
+(`serving/in_flight.admit_reader`: a read the drain does not wait for), the switch's `message`
+saying why; from the end of the drain until the new state is open they too get 503. The drain
+waits at most `server_switch_drain_timeout` seconds; the requests still running then are asked
+to stop (an answer stream ends with `error` `{"code": "switched"}`) and get `ABORT_GRACE`
+seconds to unwind before the index is closed under whatever is left.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ def swap_in(app: Any, staging: Path, settings: Settings, choice: EmbeddingChoice
         _drain(old, settings.server_switch_drain_timeout)
         app.state.switching = "switching the embedding model: opening the new index (a few seconds)"
         app.state.server = None
+        _seal(old)
         _close_state(old, True)
         shutil.rmtree(previous, ignore_errors=True)
         _move(names, data_dir, previous)  # the old index, kept until the next switch
@@ -120,6 +124,12 @@ def _drain(old: Any, timeout: float) -> None:
     if not old.in_flight.drain(ABORT_GRACE):
         left = old.in_flight.running
         log.warning("embedding switch: closing the old index under %d request(s)", left)
+
+
+def _seal(old: Any) -> None:
+    """No more status reads of `old` (they went on during the drain); wait for those reading."""
+    if not old.in_flight.seal(ABORT_GRACE):
+        log.warning("embedding switch: closing the old index under a status read")
 
 
 def _carry_over(old: Any, state: Any) -> None:

@@ -67,7 +67,10 @@ class Health(BaseModel):
 class WriterState(BaseModel):
     state: str = Field(description="starting, idle, writing, embedding, backoff or stopped")
     job: str | None
-    phase: str | None = Field(description="chunking or embedding, with `done` of `total`")
+    phase: str | None = Field(
+        description="chunking, embedding or sections (the sections of merged units, for precise "
+        "citations), with `done` of `total`"
+    )
     done: int
     total: int
     queued: int = Field(description="Write jobs waiting (posted notes, disk batches)")
@@ -117,7 +120,10 @@ class EmbeddingSwitchState(BaseModel):
     provider: str | None
     model: str | None
     model_id: str | None = Field(description="The new model's id")
-    phase: str | None = Field(description="chunking or embedding")
+    phase: str | None = Field(
+        description="chunking, embedding or sections (the sections of merged units, for precise "
+        "citations)"
+    )
     done: int
     total: int
     eta_seconds: int | None = Field(description="From the rate so far in this phase")

@@ -44,7 +44,7 @@ def _open(
 
 
 def run_with_progress(indexer: Indexer) -> IndexSummary:
-    """Run the indexer with a progress bar per phase (chunking, embedding)."""
+    """Run the indexer with a progress bar per phase (chunking, embedding, sections)."""
     with Progress(
         TextColumn("{task.description:<10}"),
         BarColumn(),

@@ -18,7 +18,7 @@ from vault_rag.index.lock import WriterLock
 from vault_rag.index.manifest import Manifest, chunk_from_json
 from vault_rag.index.stores.factory import StoreInfo, open_vector_store
 from vault_rag.index.stores.protocol import VectorStore
-from vault_rag.index.updates.indexer import store_metadata
+from vault_rag.index.updates.unit_vectors import store_metadata
 from vault_rag.index.vault_index import MANIFEST_FILE
 from vault_rag.settings import Settings
 

@@ -37,7 +37,7 @@ class RebuildStatus:
     provider: str | None = None
     model: str | None = None
     model_id: str | None = None
-    phase: str | None = None  # the indexer's: chunking, embedding
+    phase: str | None = None  # the indexer's: chunking, embedding, sections
     done: int = 0
     total: int = 0
     started: float | None = None

@@ -2,13 +2,20 @@
 before it closes that state's index (`api/embedding_swap.py`).
 
 Every request that uses the state holds a `Lease` from `admit` until its response has been sent
-(an answer's stream included): the API's `get_state` dependency and the `/mcp` gate take it,
-nothing else counts. `close` stops admitting (the next request gets 503 `switching`); `drain`
-waits, from the switch's own thread, until the leases held are given back; `abort` asks those
-still running to stop (an answer stream ends with an `error` event), for a drain that timed out.
+(an answer's stream included): the API's `get_state` and `get_reader_state` dependencies and the
+`/mcp` gate take it, nothing else counts. `close` stops admitting (the next request gets 503
+`switching`); `drain` waits, from the switch's own thread, until the leases held are given back;
+`abort` asks those still running to stop (an answer stream ends with an `error` event), for a
+drain that timed out.
 
 Admission and closing share one lock, so a request is either counted before the drain starts
 or refused: none slips in between reading the state and closing its index.
+
+A quick read of the old state (`GET /v1/status`, `GET /v1/settings/embeddings`: a few manifest
+rows) may still go on during the drain, so the plugin sees the switch in progress, not 503:
+`admit_reader` gives it a *peek*, which the drain does not wait for (status polls cannot hold
+the switch up); `seal`, called after the drain and before the state closes, refuses new peeks
+and waits for those reading.
 """
 
 from __future__ import annotations
@@ -32,8 +39,9 @@ class NotAdmitted(Exception):
 class Lease:
     """One request's hold on a state; `release` exactly once (later calls do nothing)."""
 
-    def __init__(self, owner: InFlight, state: Any) -> None:
+    def __init__(self, owner: InFlight, state: Any, peek: bool = False) -> None:
         self.state = state
+        self.peek = peek  # a read-only hold the drain does not wait for (`InFlight.peek`)
         self._owner = owner
         self._on_abort: list[Callable[[], None]] = []
         self._released = False
@@ -64,7 +72,9 @@ class InFlight:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._leases: set[Lease] = set()
+        self._peeks: set[Lease] = set()
         self._open = True
+        self._sealed = False
         self._aborted = False
 
     @property
@@ -86,8 +96,25 @@ class InFlight:
             if lease._released:
                 return
             lease._released = True
-            self._leases.discard(lease)
+            (self._peeks if lease.peek else self._leases).discard(lease)
             self._cond.notify_all()
+
+    def peek(self, state: Any) -> Lease | None:
+        """A hold for a quick read-only request that `drain` does not wait for; None once
+        `seal` has been called."""
+        with self._cond:
+            if self._sealed:
+                return None
+            lease = Lease(self, state, peek=True)
+            self._peeks.add(lease)
+            return lease
+
+    def seal(self, timeout: float) -> bool:
+        """Admit no more peeks and wait (blocking) until those held are given back; False:
+        `timeout` seconds passed first. Called after `drain`, before the state is closed."""
+        with self._cond:
+            self._open, self._sealed = False, True
+            return self._cond.wait_for(lambda: not self._peeks, timeout)
 
     def close(self) -> None:
         """Admit no more requests; those holding a lease go on."""
@@ -129,3 +156,17 @@ def admit(app_state: Any) -> Lease:
     if switching or state is not None:  # a closed state: its switch is under way
         raise NotAdmitted("switching", switching or "switching the embedding model")
     raise NotAdmitted("starting", "the server is still starting")
+
+
+def admit_reader(app_state: Any) -> Lease:
+    """As `admit`, for a quick read-only request: while a switch drains the old state (closed
+    to new requests, not yet sealed) a peek on it instead of 503 `switching`."""
+    try:
+        return admit(app_state)
+    except NotAdmitted as exc:
+        state = getattr(app_state, "server", None)
+        draining = exc.code == "switching" and state is not None
+        lease = state.in_flight.peek(state) if draining else None
+        if lease is None:
+            raise
+        return lease

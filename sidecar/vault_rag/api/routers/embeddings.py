@@ -13,7 +13,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from vault_rag.api.deps import ServerState, State
+from vault_rag.api.deps import ReaderState, ServerState, State
 from vault_rag.api.embedding_schemas import (
     EmbeddingCost,
     EmbeddingOption,
@@ -51,6 +51,8 @@ def switch_state(app_state: Any) -> EmbeddingSwitchState | None:
         return None
     s = job.status
     end = s.finished or time.monotonic()
+    # While swapping, the swap's own step (draining the answers under way, opening the index).
+    swapping = getattr(app_state, "switching", None) if s.state == "swapping" else None
     return EmbeddingSwitchState(
         state=s.state,  # type: ignore[arg-type]
         provider=s.provider,
@@ -62,7 +64,7 @@ def switch_state(app_state: Any) -> EmbeddingSwitchState | None:
         eta_seconds=s.eta_seconds(),
         elapsed_seconds=round(end - s.started, 1) if s.started else None,
         error=s.error,
-        message=s.message,
+        message=swapping or s.message,
     )
 
 
@@ -107,8 +109,9 @@ def _choice(body: EmbeddingsUpdate, request: Request, settings: Settings) -> Emb
 @router.get(
     "/settings/embeddings", response_model=EmbeddingsState, summary="Embedding models on offer"
 )
-def get_embeddings(request: Request, state: State) -> EmbeddingsState:
-    """The embedding model in use, what can be chosen here, and the switch under way."""
+def get_embeddings(request: Request, state: ReaderState) -> EmbeddingsState:
+    """The embedding model in use, what can be chosen here, and the switch under way (also
+    while the switch drains the old state: the plugin follows the switch with this)."""
     return _state(request, state)
 
 

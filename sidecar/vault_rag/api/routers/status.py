@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from vault_rag.api.deps import State, served_note_path
+from vault_rag.api.deps import ReaderState, served_note_path
 from vault_rag.api.routers.embeddings import switch_state
 from vault_rag.api.schemas import (
     AskCounts,
@@ -26,7 +26,7 @@ router = APIRouter(tags=["status"])
 @router.get("/status", response_model=Status, summary="Index and server state")
 def status(
     request: Request,
-    state: State,
+    state: ReaderState,  # while a switch drains: the old index, with `embedding_switch`
     path: Annotated[
         str | None,
         Query(max_length=1024, description="Also report this note's index state"),

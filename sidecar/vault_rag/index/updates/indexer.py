@@ -33,6 +33,7 @@ from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.updates.dependencies import dependents_of, note_dependencies
 from vault_rag.index.updates.records import IndexSummary, Progress, ScanResult
 from vault_rag.index.updates.sections import backfill as backfill_sections
+from vault_rag.index.updates.unit_vectors import embed_units
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.sources.markdown import MarkdownKind
 from vault_rag.sources.registry import SourceRegistry, source_registry
@@ -333,53 +334,17 @@ class Indexer:
 
     # -- 4. vectors ------------------------------------------------------------------------
     def embed_pending(self, progress: Progress, limit: int | None = None) -> tuple[int, int]:
-        """Give every pending chunk a vector: from the cache when its content hash is known,
-        else from the model. Returns (embedded by the model, reused)."""
-        manifest, provider = self.index.manifest, self.index.provider
+        """Give every pending chunk (up to `limit`) a vector (`unit_vectors.embed_units`).
+        Returns (embedded by the model, reused)."""
+        manifest, provider, store = self.index.manifest, self.index.provider, self.index.store
         # (The sidecar's writer may get here before its start-up reconcile: the marker first.)
         if not self.store_synced and not (self._store_still_in_sync() or self.reconcile_store()):
             raise StoreUnavailableError(self.index.store_error or "the vector store is down")
-        total = manifest.counts()["pending"]
-        if limit is not None:
-            total = min(total, limit)
-        progress.on_phase("embedding", total)
-        embedded = reused = done = 0
-        started = time.monotonic()
-        while done < total:
-            batch = manifest.pending(min(self.batch_size, total - done))
-            if not batch:
-                break
-            vectors = manifest.cached_vectors(p.content_hash for p in batch)
-            todo: dict[str, str] = {}
-            for p in batch:
-                if p.content_hash not in vectors:
-                    todo.setdefault(p.content_hash, p.chunk.embed_text)
-            if todo:
-                fresh = provider.embed_documents(list(todo.values()))
-                new = dict(zip(todo.keys(), fresh, strict=True))
-                manifest.cache_vectors(new)
-                vectors.update(new)
-            embedded += len(todo)
-            reused += len(batch) - len(todo)
-            try:
-                self.index.store.upsert(
-                    [p.id for p in batch],
-                    [vectors[p.content_hash] for p in batch],
-                    [p.chunk.text for p in batch],
-                    [store_metadata(p.chunk) for p in batch],
-                )
-            except StoreUnavailableError as exc:
-                # The vectors are cached by content hash and the chunks stay pending: nothing
-                # is lost, the next attempt re-sends them without calling the model.
-                self._store_down(exc)
-                raise
-            manifest.mark_embedded(p.id for p in batch)
-            done += len(batch)
-            progress.on_advance(len(batch))
-            if embedded:
-                # Measured rate, for `vault-rag status`'s estimate of the time left.
-                manifest.set_meta("embed_rate", f"{embedded / (time.monotonic() - started):.3f}")
-        return embedded, reused
+        try:
+            return embed_units(manifest, provider, store, self.batch_size, progress, limit)
+        except StoreUnavailableError as exc:
+            self._store_down(exc)
+            raise
 
     def embed_sections(self, progress: Progress) -> None:
         """The sections of merged units, called once every unit has its vector: they only
@@ -391,19 +356,6 @@ class Indexer:
             backfill_sections(self.index.manifest, self.index.provider, self.batch_size, progress)
         except EmbeddingError as exc:
             log.warning("sections not embedded (citations go by words until then): %s", exc)
-
-
-def store_metadata(chunk: Chunk) -> dict[str, object]:
-    return {
-        "note_path": chunk.note_path,
-        "origin": chunk.origin,
-        "anchor": chunk.anchor,
-        "hierarchy_path": chunk.hierarchy_path,
-        "line_start": chunk.line_start,
-        "line_end": chunk.line_end,
-        "tags": list(chunk.tags),
-        "content_hash": chunk.content_hash,
-    }
 
 
 def _lexical_items(chunks: Iterable[Chunk]) -> list[tuple[str, str, dict[str, object]]]:

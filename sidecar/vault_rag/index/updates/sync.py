@@ -12,35 +12,19 @@ When the user saves a note in Obsidian, two things reach the sidecar: the plugin
 note (content already resolved with Obsidian's metadata), and the watcher sees the file change.
 Both must not index the same save twice, and the manifest's `NoteRecord` (file hash, mtime,
 size) is what decides whether the disk changed. So a posted note is recorded against the file
-as it is on disk when the post is applied (`record_for_posted`):
-
-1. The file is read (stat, bytes, stat again: a file that moves meanwhile counts as different)
-   and resolved with the sidecar's own resolver. If that gives exactly the posted text and
-   frontmatter, the post *is* the disk state: the note is recorded with the disk resolution's
-   provenance (embedded headings, exact lines, so the same chunk ids as a disk index) and the
-   file's real hash and stat.
-2. Otherwise, if the posted `mtime` (ms, Obsidian's `TFile.stat.mtime`) is the file's mtime,
-   the plugin read this very file and only the resolution differs (Obsidian knows better): the
-   posted text is indexed (one span, the note's own), recorded with the file's hash and stat.
-3. Otherwise, if the file is newer than the post (`post_is_stale`: the posted `mtime` is
-   older than the file's, or no `mtime` was posted and the file says something else), the post
-   is *stale*: the disk wins (the vault is the source of truth). Nothing posted is indexed; the
-   file is (re-)indexed if the index does not hold it yet, and the answer is `stale` with
-   `current_hash`, the file's sha256 (what `GET /v1/notes/hashes` now reports), so the plugin
-   reads the note again.
-4. Otherwise the disk holds an older version (`post_differs_from_disk`: a save racing the
-   post) or a file that cannot be read (`post_without_file`): the posted text is indexed now,
-   recorded with the placeholder hash ``posted:<content hash>`` so the next disk event or
-   start-up scan re-reads the file.
+as it is on disk when the post is applied: `posted_record.record_for_posted`, whose module doc
+names the four cases (the post is the disk state; the same file resolved by Obsidian; a stale
+post, where the disk wins; a post newer than the disk or without a readable file).
 
 A batch is refused whole, before anything is stored (`refuse_posted`), when a note is in an
 excluded folder (`excluded`) or has no file in the vault the scan would index (`no_file`). A
-post that inlined an excluded note is indexed from the file (case 1's resolution, which leaves
+post that inlined an excluded note is indexed from the file (its own resolution, which leaves
 that embed as a link).
 
-In cases 1 and 2 the watcher's event for the same save finds the stat it expects and skips the
-file; when the watcher ran first, the post finds the same chunks and answers `unchanged`. Either
-way the model embeds each new chunk text once (vectors are cached by content hash anyway).
+When the post is recorded with the file's stat (the first two cases), the watcher's event for
+the same save finds the stat it expects and skips the file; when the watcher ran first, the post
+finds the same chunks and answers `unchanged`. Either way the model embeds each new chunk text
+once (vectors are cached by content hash anyway).
 
 `GET /v1/notes/hashes` reports, per note, the sha256 of the posted `content` (the exact UTF-8
 string the plugin sent) while the file hash it was recorded with is current, else the sha256 of
@@ -57,7 +41,6 @@ losing a change, and a note the plugin already posted (same stat as recorded) is
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Iterable
@@ -66,22 +49,19 @@ from pathlib import Path
 
 from vault_rag.chunking.chunker import chunk_note
 from vault_rag.chunking.pipeline import pipeline_signature
-from vault_rag.index.manifest import POSTED_PREFIX, Manifest, NoteRecord
+from vault_rag.index.manifest import POSTED_PREFIX, Manifest
 from vault_rag.index.note_file import FileInFlux, read_note_file
 from vault_rag.index.updates.dependencies import dependents_of, note_dependencies
 from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.updates.post_checks import PostedNote, PostRefused, refuse_posted
+from vault_rag.index.updates.posted_record import STALE, content_hash, record_for_posted
 from vault_rag.index.updates.records import ScanResult
 from vault_rag.index.updates.writer import IndexWriter, vector_needs
-from vault_rag.vault.embeds import resolve_text
 from vault_rag.vault.exclusions import is_excluded
-from vault_rag.vault.frontmatter import split_frontmatter
 from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.paths import UnsafePathError
-from vault_rag.vault.reader import decode_note_bytes, is_note_path, read_note
-from vault_rag.vault.types import ResolvedNote, Span
+from vault_rag.vault.reader import is_note_path
 
-STALE = "stale"
 log = logging.getLogger(__name__)
 
 __all__ = ["POSTED_PREFIX", "FileInFlux", "PostRefused", "PostedNote", "VaultSync"]
@@ -121,10 +101,6 @@ class StartUpScan:
     scan: ScanResult
     force: bool  # the chunking pipeline (or a kind's own chunker) changed: re-chunk the changed
     signature: str
-
-
-def content_hash(content: str) -> str:
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 class VaultSync:
@@ -354,68 +330,3 @@ class VaultSync:
         self.manifest.set_meta("last_run", f"{line}; applied in {seconds:.1f} s")
         log.info("%s; applied in %.1f s", line, seconds)
         self.writer.status.reconciled = True
-
-
-# -- how a posted note is recorded (see the module doc) ---------------------------------------
-def record_for_posted(
-    root: Path, note: PostedNote, note_index: NoteIndex, disk_only: bool = False
-) -> tuple[NoteRecord, ResolvedNote, str]:
-    """(record, resolved note, "disk" | "posted" | "stale") for a posted note. For "stale" the
-    record and resolution are the file's; `disk_only`: the file's resolution whenever the file
-    can be read (the posted text must not be indexed)."""
-    text = note.content.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    frontmatter, body, start, warnings = split_frontmatter(text, note.path)
-    posted = ResolvedNote(
-        path=note.path,
-        text=body,
-        frontmatter=frontmatter,
-        body_start_line=start,
-        spans=[Span(0, len(body), note.path, start, start)] if body else [],
-        dependencies=sorted(set(note.embeds) - {note.path}),
-        warnings=warnings,
-    )
-    try:
-        file = read_note_file(root, note.path)
-    except (OSError, UnsafePathError):
-        return post_without_file(note, posted)
-    assert file.data is not None  # no `known` record: always read
-    source = decode_note_bytes(note.path, file.data)
-    if not source.skipped:
-        disk = resolve_text(note.path, source.text, note_index, lambda p: read_note(root, p))
-        disk.warnings[:0] = source.warnings
-        same = (disk.text, disk.body_start_line, disk.frontmatter) == (body, start, frontmatter)
-        if same or disk_only:
-            return file.record, disk, "disk"
-        if post_is_stale(note, file.record):
-            return file.record, disk, STALE  # the file is newer than the post: the disk wins
-    if note.mtime is not None and abs(file.record.mtime_ns / 1e6 - note.mtime) <= 1.0:
-        return file.record, posted, "posted"  # the same file version, resolved by Obsidian
-    return post_differs_from_disk(note, posted, file.record)
-
-
-def placeholder_record(note: PostedNote) -> NoteRecord:
-    """A record no file matches, so the next disk event or scan re-reads the file."""
-    return NoteRecord(note.path, POSTED_PREFIX + content_hash(note.content), -1, -1)
-
-
-def post_without_file(
-    note: PostedNote, posted: ResolvedNote
-) -> tuple[NoteRecord, ResolvedNote, str]:
-    """A post whose file cannot be read (a path with no file at all was refused before, see
-    `refuse_posted`): indexed as posted, for the disk to settle."""
-    return placeholder_record(note), posted, "posted"
-
-
-def post_is_stale(note: PostedNote, disk: NoteRecord) -> bool:
-    """The file on disk, which says something else than the post, is newer than the post:
-    the posted `mtime` is older than the file's (beyond the 1 ms both are rounded to), or the
-    plugin sent none (nothing shows the post is newer, and the vault is the source of truth)."""
-    return note.mtime is None or note.mtime < disk.mtime_ns / 1e6 - 1.0
-
-
-def post_differs_from_disk(
-    note: PostedNote, posted: ResolvedNote, disk: NoteRecord
-) -> tuple[NoteRecord, ResolvedNote, str]:
-    """The disk holds an older version than the one posted (a save racing the post): indexed
-    as posted, recorded so the next disk event or scan re-reads the file."""
-    return placeholder_record(note), posted, "posted"
