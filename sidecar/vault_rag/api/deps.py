@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -66,33 +66,30 @@ class ServerState:
     in_flight: InFlight = field(default_factory=InFlight)
 
 
+def _admitted(admitter: Callable[[Any], Lease], request: Request) -> Lease:
+    """A lease from `admitter` (`admit` or `admit_reader`), or 503 `starting` / `switching`
+    (with Retry-After) when there is no state to hold."""
+    try:
+        return admitter(request.app.state)
+    except NotAdmitted as exc:
+        raise ApiError(503, exc.code, exc.message) from exc
+
+
 async def get_lease(request: Request) -> AsyncIterator[Lease]:
     """The request's hold on the server state, kept until its response has been sent (a
     streamed answer's last event included: FastAPI ends a `yield` dependency after the
-    response). 503 `starting` / `switching` (with Retry-After) when there is none to hold."""
-    try:
-        lease = admit(request.app.state)
-    except NotAdmitted as exc:
-        raise ApiError(503, exc.code, exc.message) from exc
-    try:
+    response)."""
+    with _admitted(admit, request) as lease:
         yield lease
-    finally:
-        lease.release()
 
 
 async def get_reader_lease(request: Request) -> AsyncIterator[Lease]:
     """As `get_lease`, for a quick read-only route (`GET /v1/status`, `GET
-    /v1/settings/embeddings`): while a switch of
-    embedding model drains the old state it still reads that state (`admit_reader`), without
-    holding the drain up; 503 only while there is no state at all."""
-    try:
-        lease = admit_reader(request.app.state)
-    except NotAdmitted as exc:
-        raise ApiError(503, exc.code, exc.message) from exc
-    try:
+    /v1/settings/embeddings`): while a switch of embedding model drains the old state it still
+    reads that state (`admit_reader`), without holding the drain up; 503 only while there is
+    no state at all."""
+    with _admitted(admit_reader, request) as lease:
         yield lease
-    finally:
-        lease.release()
 
 
 # `scope="request"`: the lease is given back after the response has been sent, so a streamed
