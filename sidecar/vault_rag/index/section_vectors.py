@@ -74,8 +74,8 @@ def matrices(rows: Iterable[tuple[str, int, bytes]]) -> dict[str, np.ndarray]:
 
 
 # The embedded units' distinct hashes, read off the covering index `chunks_hash` (`+embedded`
-# keeps SQLite from planning over the queue index and reading every unit's JSON row: at 72k
-# units ~100 ms a call, ~30 ms this way; `benchmarks/writes.py --copies`).
+# keeps SQLite from planning over the queue index and reading every unit's JSON row: at 73.5k
+# units the count 104 → 31 ms, the next batch 106 → 7.5 ms; `benchmarks/writes.py --copies`).
 _EMBEDDED_HASHES = "SELECT DISTINCT content_hash FROM chunks WHERE +embedded = 1"
 _WITHOUT_ROW = "content_hash NOT IN (SELECT content_hash FROM section_vectors)"
 
