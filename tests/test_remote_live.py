@@ -381,7 +381,7 @@ def test_roles_and_the_admin_token(site):
 def test_a_device_revoked_mid_stream_is_cut_off(site, model, fake):
     server, env, vault, data, _root = site
     out = pair_device(site, "stolen")
-    model.overrides["answer"] = ChatReply(content=" ".join(f"word{i}" for i in range(60)))
+    model.overrides["answer"] = ChatReply(content=" ".join(f"word{i}" for i in range(200)))
     fake.chunk_delay = 0.2
     try:
         with RemoteClient(out) as client:

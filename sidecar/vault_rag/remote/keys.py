@@ -4,8 +4,6 @@ after pairing comes from one 32-byte device key through these functions."""
 
 from __future__ import annotations
 
-import hashlib
-
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
@@ -39,7 +37,3 @@ def response_key(device: bytes, counter: int) -> bytes:
     """One key per answered request: the response label and the request's counter."""
     return hkdf(device, RESPONSE_INFO + counter.to_bytes(8, "big"))
 
-
-def key_id(key: bytes) -> str:
-    """A short fingerprint of a key for tests and logs that must not hold the key itself."""
-    return hashlib.sha256(b"vault-rag key id\x00" + key).hexdigest()[:12]
