@@ -180,8 +180,8 @@ class Settings(BaseSettings):
     # --- end of feedback settings --------------------------------------------------------------
 
     # --- Server (`vault-rag serve`, api/, watch/, index/updates/writer.py)
-    # ----------------------------- The host is always 127.0.0.1: the sidecar is never reachable
-    # from another machine.
+    # ----------------------------- The host is always 127.0.0.1: the API is never reachable
+    # from another machine (other devices: only paired ones, sealed, on the remote listener).
     server_port: int = Field(default=8765, ge=0, le=65535)  # 0: a free port (serve --port 0)
     # Browser origins allowed to call the API (Obsidian desktop; mobile shells for later).
     server_cors_origins: list[str] = Field(
