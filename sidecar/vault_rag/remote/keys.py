@@ -36,4 +36,3 @@ def request_key(device: bytes) -> bytes:
 def response_key(device: bytes, counter: int) -> bytes:
     """One key per answered request: the response label and the request's counter."""
     return hkdf(device, RESPONSE_INFO + counter.to_bytes(8, "big"))
-
