@@ -198,3 +198,26 @@ def test_a_flood_of_pairing_tries_is_rate_limited_and_stores_nothing(tmp_path: P
         assert late.status_code == 429
         assert client.get("/remote/v1/hello").status_code == 200  # the listener is still up
     assert not (tmp_path / "devices.json").exists()
+
+
+def test_cors_for_the_mobile_plugin_and_no_one_else(tmp_path: Path) -> None:
+    store = DeviceStore(tmp_path)
+    gateway = Gateway(store, Pairing(store), nothing, lambda: "admin-token")
+    with serve(gateway) as url, httpx.Client(base_url=url, timeout=30) as client:
+        preflight = client.options(
+            "/remote/v1/call",
+            headers={
+                "Origin": "capacitor://localhost",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "x-device, content-type",
+                "Access-Control-Request-Private-Network": "true",
+            },
+        )
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-origin"] == "capacitor://localhost"
+        assert "x-device" in preflight.headers["access-control-allow-headers"]
+        assert preflight.headers["access-control-allow-private-network"] == "true"
+        hello = client.get("/remote/v1/hello", headers={"Origin": "app://obsidian.md"})
+        assert hello.headers["access-control-allow-origin"] == "app://obsidian.md"
+        evil = client.get("/remote/v1/hello", headers={"Origin": "https://evil.example"})
+        assert evil.status_code == 403 and "access-control-allow-origin" not in evil.headers

@@ -14,6 +14,9 @@ Routes (nothing else answers; no `/v1` path, no bearer token):
   keep streaming). Between frames the device's state is checked: revoked, and the stream
   stops without its final frame.
 
+CORS: a request with an `Origin` (the mobile plugin's `fetch`) must come from
+`server_cors_origins`, else 403; preflights are answered for `content-type` and `x-device`.
+
 Refusals before the device is known are plain JSON `{code, message}`, one generic 401 for
 every authentication failure; after that, the answer is sealed, errors included. No log line
 holds a code, a key or a request's plaintext.
@@ -126,6 +129,20 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def _with_cors(send: Send, origin: str) -> Send:
+    async def send_with_cors(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            extra = [
+                (b"access-control-allow-origin", origin.encode("latin-1")),
+                (b"access-control-expose-headers", b"retry-after"),
+                (b"vary", b"Origin"),
+            ]
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return send_with_cors
+
+
 class Gateway:
     def __init__(
         self,
@@ -137,7 +154,13 @@ class Gateway:
         max_body: int = 1024 * 1024,
         body_timeout: float = 10.0,
         clock_skew: float = 300.0,
+        origins: tuple[str, ...] = (
+            "app://obsidian.md",
+            "capacitor://localhost",
+            "http://localhost",
+        ),
     ) -> None:
+        self.origins = frozenset(origins)
         self.store = store
         self.pairing = pairing
         self.target = target
@@ -158,6 +181,16 @@ class Gateway:
         if scope["type"] != "http":
             return  # websockets: closed unanswered
         method, path = scope["method"], scope["path"]
+        origin = _header(scope, b"origin")
+        if origin is not None:  # a browser (the mobile plugin's fetch): allowed origins only
+            if origin not in self.origins:
+                refusal = {"code": "origin_not_allowed", "message": "origin not allowed"}
+                await _send_plain(send, 403, refusal, {"Vary": "Origin"})
+                return
+            if method == "OPTIONS" and _header(scope, b"access-control-request-method"):
+                await self._preflight(scope, origin, send)
+                return
+            send = _with_cors(send, origin)
         if _header(scope, b"authorization") is not None:
             # The loopback admin token (or any bearer token) means nothing here.
             await _send_plain(send, 401, {"code": "unauthorized", "message": UNAUTHORIZED})
@@ -184,6 +217,21 @@ class Gateway:
             await _send_plain(
                 send, 408, {"code": "body_timeout", "message": message}, {"Connection": "close"}
             )
+
+    async def _preflight(self, scope: Scope, origin: str, send: Send) -> None:
+        headers = {
+            "Access-Control-Allow-Origin": origin,
+            "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+            "Access-Control-Allow-Headers": "content-type, x-device",
+            "Access-Control-Max-Age": "600",
+            "Vary": "Origin, Access-Control-Request-Method, Access-Control-Request-Headers, "
+            "Access-Control-Request-Private-Network",
+        }
+        if (_header(scope, b"access-control-request-private-network") or "").lower() == "true":
+            headers["Access-Control-Allow-Private-Network"] = "true"
+        raw = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        await send({"type": "http.response.start", "status": 204, "headers": raw})
+        await send({"type": "http.response.body", "body": b""})
 
     async def _pair(self, scope: Scope, receive: Receive, send: Send, step: str) -> None:
         raw = await _read_body(scope, receive, self.max_body, self.body_timeout)
@@ -418,4 +466,5 @@ def create_gateway(
         max_body=settings.remote_max_body_bytes,
         body_timeout=settings.server_body_timeout,
         clock_skew=settings.remote_clock_skew,
+        origins=tuple(settings.server_cors_origins),
     )
