@@ -29,9 +29,23 @@ from vault_rag.serving.server_token import TOKEN_FILE
 
 from fakes.openai_server import ChatReply, FakeOpenAIServer
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="file modes and signals are POSIX")
-
 DEVICE_HOST = "127.0.0.2"
+
+
+def can_bind(host: str) -> bool:
+    try:
+        with socket.socket() as probe:
+            probe.bind((host, 0))
+    except OSError:
+        return False
+    return True
+
+
+pytestmark = [
+    pytest.mark.skipif(os.name != "posix", reason="file modes and signals are POSIX"),
+    # Linux routes all of 127/8 to loopback; macOS has only 127.0.0.1 unless an alias is added
+    pytest.mark.skipif(not can_bind(DEVICE_HOST), reason=f"{DEVICE_HOST} is not a loopback here"),
+]
 QUESTION = "Wie funktioniert BeginPlay im Lebenszyklus eines Actors?"
 
 
