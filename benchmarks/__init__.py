@@ -25,4 +25,5 @@ BENCHMARKS = {
     "pdf": "PDF text extraction: pypdfium2 vs pypdf, speed and CJK text",
     "code_parse": "a code source tree to units outside the model: files/s, symbols/s",
     "embedding_switch": "an embedding model switch: the estimated vs the measured re-embedding",
+    "remote": "search and ask over the sealed remote listener vs loopback, and pairing time",
 }

@@ -140,6 +140,12 @@ def _settings_problem(error: BaseException) -> str | None:
 
 
 def run(argv: list[str]) -> None:
+    if argv[:1] in (["search"], ["ask"]) and any(
+        a == "--remote" or a.startswith("--remote=") for a in argv
+    ):  # another device of a sidecar's remote listener (docs/remote.md): no index, no model
+        from vault_rag.remote.commands import run as run_remote
+
+        raise SystemExit(run_remote(argv[0], argv[1:]))
     if argv[:1] == ["search"]:
         args = parse_search(argv[1:])
         if args is not None:

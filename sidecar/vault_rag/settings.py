@@ -180,8 +180,8 @@ class Settings(BaseSettings):
     # --- end of feedback settings --------------------------------------------------------------
 
     # --- Server (`vault-rag serve`, api/, watch/, index/updates/writer.py)
-    # ----------------------------- The host is always 127.0.0.1: the sidecar is never reachable
-    # from another machine.
+    # ----------------------------- The host is always 127.0.0.1: the API is never reachable
+    # from another machine (other devices: only paired ones, sealed, on the remote listener).
     server_port: int = Field(default=8765, ge=0, le=65535)  # 0: a free port (serve --port 0)
     # Browser origins allowed to call the API (Obsidian desktop; mobile shells for later).
     server_cors_origins: list[str] = Field(
@@ -200,6 +200,14 @@ class Settings(BaseSettings):
     # answer ending with `error` `switched`. Long enough for a slow local model's answer.
     server_switch_drain_timeout: float = Field(default=120.0, gt=0)
     server_watch: bool = True  # follow changes made outside Obsidian (git, sync, other editors)
+    # --- Other devices (issue 41, remote/, docs/remote.md): a second listener for paired
+    # devices only, every message sealed. Off (None) unless "HOST:PORT" (`serve
+    # --remote-listen`), e.g. "0.0.0.0:8766" (the home LAN) or a tailnet address.
+    server_remote_listen: str | None = None
+    remote_max_body_bytes: int = Field(default=1024 * 1024, ge=1024)  # sealed request: else 413
+    remote_pair_code_ttl: float = Field(default=300.0, gt=0)  # a pairing code's life, seconds
+    remote_pair_attempts_per_minute: int = Field(default=10, ge=1)  # pairing steps, all devices
+    remote_clock_skew: float = Field(default=300.0, gt=0)  # a request's `ts` may be this far off
     watch_debounce: float = Field(default=0.5, gt=0)  # seconds of quiet that close a batch
     watch_max_delay: float = Field(default=5.0, gt=0)  # a never-quiet vault still flushes
     watch_retry_delay: float = Field(default=1.0, gt=0)  # a file still being written: look again

@@ -411,6 +411,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/devices/pair": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A one-time code to pair a device
+         * @description A new code (the last one, if any, stops working). 409 `remote_off` when the sidecar
+         *     runs without a remote listener; 503 `devices_damaged` when the devices file is damaged.
+         */
+        post: operations["pair_v1_devices_pair_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The paired devices */
+        get: operations["list_devices_v1_devices_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/devices/{device}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a device
+         * @description Revoke the active devices with that name (or id): their requests are refused from now
+         *     on, a stream under way stops. 404 when none matches.
+         */
+        delete: operations["revoke_v1_devices__device__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -602,6 +661,53 @@ export interface components {
              * @description Why it cannot be indexed (missing folder, overlap…); null: none
              */
             problem?: string | null;
+        };
+        /** DeviceInfo */
+        DeviceInfo: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "read" | "write";
+            /**
+             * Created
+             * @description Unix seconds
+             */
+            created: number;
+            /**
+             * Last Seen
+             * @description Unix seconds of its last request
+             */
+            last_seen?: number | null;
+            /**
+             * Revoked
+             * @description Unix seconds; None: active
+             */
+            revoked?: number | null;
+        };
+        /** DeviceList */
+        DeviceList: {
+            /** Devices */
+            devices: components["schemas"]["DeviceInfo"][];
+            /**
+             * Remote Url
+             * @description None: the remote listener is off
+             */
+            remote_url?: string | null;
+            /**
+             * Problem
+             * @description The devices file is damaged: every device is refused until fixed
+             */
+            problem?: string | null;
+        };
+        /** DevicesRevoked */
+        DevicesRevoked: {
+            /** Revoked */
+            revoked: components["schemas"]["DeviceInfo"][];
         };
         /** EmbeddingCost */
         EmbeddingCost: {
@@ -1112,6 +1218,39 @@ export interface components {
              * @description Chunks of the whole index still waiting for a vector
              */
             pending: number;
+        };
+        /** PairCode */
+        PairCode: {
+            /**
+             * Code
+             * @description One pairing, until `expires_at`; show it, never log it
+             */
+            code: string;
+            /**
+             * Expires At
+             * @description Unix seconds
+             */
+            expires_at: number;
+            /**
+             * Remote Url
+             * @description Where the device reaches the remote listener
+             */
+            remote_url: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "read" | "write";
+        };
+        /** PairRequest */
+        PairRequest: {
+            /**
+             * Role
+             * @description `write` also lets the device change notes (never settings)
+             * @default read
+             * @enum {string}
+             */
+            role?: "read" | "write";
         };
         /** PathResult */
         PathResult: {
@@ -3081,6 +3220,135 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    pair_v1_devices_pair_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PairRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PairCode"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_devices_v1_devices_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceList"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    revoke_v1_devices__device__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                device: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DevicesRevoked"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

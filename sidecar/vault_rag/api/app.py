@@ -20,6 +20,7 @@ from vault_rag.api.routers import (
     answers,
     ask,
     collections,
+    devices,
     embeddings,
     exclude,
     health,
@@ -124,6 +125,7 @@ def create_app(
     )
     app.state.token = token
     app.state.server = None
+    app.state.remote = None  # the remote listener's hub (`serve --remote-listen`), if it runs
     app.state.start_error = None  # what stopped the start-up, if anything did
     # For a switch of embedding model (`api/embedding_swap.py`): how to open the state again,
     # the rebuild job, and the key the plugin sent (memory only).
@@ -148,6 +150,7 @@ def create_app(
         exclude,
         models,
         embeddings,
+        devices,
     ):
         v1.include_router(module.router, dependencies=[Depends(require_token)])
     app.include_router(v1)

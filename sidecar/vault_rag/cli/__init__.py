@@ -11,6 +11,7 @@ from vault_rag.cli import (  # noqa: F401  (registers commands)
     index_commands,
     mcp_commands,
     notes,
+    remote_commands,
     serve_commands,
     sources_commands,
     store_commands,

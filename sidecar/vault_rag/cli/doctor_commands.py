@@ -57,12 +57,32 @@ def doctor(
             "from the vault",
         )
     sources_ok = _doctor_sources(settings, provider, repair)
+    devices_ok = _doctor_devices(data)
     if report.damaged and not repair:
         out.print("run `vault-rag doctor --repair` to move the damaged files aside and rebuild")
-    if not (vault_ok and sources_ok):
+    if not (vault_ok and sources_ok and devices_ok):
         raise typer.Exit(1)
     if not report.damaged:
         out.print("no damage found")
+
+
+def _doctor_devices(data: Path) -> bool:
+    """The paired devices file (issue 41): never repaired here (its keys cannot be rebuilt);
+    while damaged the remote listener refuses every device and the loopback one is unaffected."""
+    from vault_rag.remote.devices import DEVICES_FILE, devices_path, devices_problem
+
+    problem = devices_problem(data)
+    present = devices_path(data).exists()
+    state = "[green]ok[/]" if present else "[dim]absent[/]"
+    if problem is not None:
+        state = f"[red]damaged[/]: {escape(problem)}"
+    out.print(f"{'paired devices':<24} {DEVICES_FILE:<18} {state}", highlight=False)
+    if problem is not None:
+        out.print(
+            "fix or remove it (removing unpairs every device; pair them again with "
+            "`vault-rag devices pair`)"
+        )
+    return problem is None
 
 
 def _print_report(report: Any, data: Path) -> None:

@@ -49,6 +49,15 @@ def serve(
             "VAULT_RAG_HANDSHAKE=1, gets the token without anyone pasting it.",
         ),
     ] = False,
+    remote_listen: Annotated[
+        str | None,
+        typer.Option(
+            "--remote-listen",
+            help="Also listen on HOST:PORT for paired devices only (a phone, another laptop; "
+            "every message sealed, see docs/remote.md), e.g. 0.0.0.0:8766 or a tailnet "
+            "address. Off by default (setting `server_remote_listen`).",
+        ),
+    ] = None,
 ) -> None:
     """Run the sidecar for the Obsidian plugin: the HTTP API on 127.0.0.1, the vault watcher
     and the answer graph, on the same index and settings as the other commands."""
@@ -63,7 +72,9 @@ def serve(
     from vault_rag.maintenance.doctor import DamagedDataError, recover
     from vault_rag.vault.exclusions import ExcludeError, Exclusions
 
-    settings = load_settings(vault=vault, data_dir=data_dir, server_port=port)
+    settings = load_settings(
+        vault=vault, data_dir=data_dir, server_port=port, server_remote_listen=remote_listen
+    )
     data = settings.resolved_data_dir()
     try:  # a clear message now rather than a traceback from the app's start-up
         WriterLock(data).acquire().release()
@@ -73,6 +84,10 @@ def serve(
     # the whole start-up index (uvicorn binds only after the app's start-up has finished).
     sock = bind_port(HOST, settings.server_port)
     bound = sock.getsockname()[1]  # the port itself when --port 0 let the system choose
+    remote_sock = None
+    if settings.server_remote_listen:
+        remote_host, remote_port = parse_listen(settings.server_remote_listen)
+        remote_sock = bind_port(remote_host, remote_port)
     try:  # damaged files: set aside (the index is rebuilt from the vault by the start-up scan)
         for action in recover(data):
             err.print(f"[yellow]repaired:[/] {escape(str(action))}", highlight=False)
@@ -109,6 +124,10 @@ def serve(
         timeout_graceful_shutdown=5,
         http=header_timeout_protocol(settings.server_header_timeout),
     )
+    remote = None
+    if remote_sock is not None:
+        remote = _remote_server(settings, sidecar_app, data, remote_sock, log_level)
+        err.print(f"[dim]other devices: {escape(remote.hub.url)} (paired devices only)[/]")
     install_redaction([token])  # after uvicorn.Config: it configures the loggers
     logging.getLogger("uvicorn.error").addFilter(_QuietDiskFault(sidecar_app))
     record = ServerRecord(
@@ -117,9 +136,12 @@ def serve(
         vault=str(settings.vault),
         version=__version__,
     )
-    server = _recorded_server(config, data, record)
+    server = _recorded_server(config, data, record, remote)
     try:
-        server.run(sockets=[sock])
+        if remote is None:
+            server.run(sockets=[sock])
+        else:
+            _run_both(server, sock, remote, remote_sock)
     except (IndexLockedError, ModelMismatchError, EmbeddingError) as exc:
         fail(str(exc))
     finally:
@@ -146,10 +168,93 @@ class _QuietDiskFault(logging.Filter):
         return "Traceback" not in record.getMessage() and record.exc_info is None
 
 
-def _recorded_server(config: Any, data: Path, record: ServerRecord) -> Any:
+def parse_listen(value: str) -> tuple[str, int]:
+    """ "HOST:PORT" (IPv6 as "[::]:PORT") → (host, port), or a clear error."""
+    host, sep, port = value.strip().rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        fail(f"--remote-listen wants HOST:PORT (for example 0.0.0.0:8766), not {value!r}")
+    return host, int(port)
+
+
+def _remote_url(host: str, port: int) -> str:
+    """The address a device uses: the host given, or for a wildcard this machine's address on
+    the default route (a UDP socket is only connected, nothing is sent)."""
+    if host in ("0.0.0.0", "::", ""):
+        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: no packet leaves on connect
+            host = probe.getsockname()[0]
+        except OSError:
+            host = "127.0.0.1"
+        finally:
+            probe.close()
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _remote_server(
+    settings: Any, sidecar_app: Any, data: Path, sock: socket.socket, log_level: str
+) -> Any:
+    """The remote listener (`remote/gateway.py`): its own uvicorn server in the same process
+    and event loop, forwarding in-process to `sidecar_app`. Signals are left to the loopback
+    server, which stops this one first when it shuts down."""
+    import uvicorn
+
+    from vault_rag.api.header_timeout import header_timeout_protocol
+    from vault_rag.remote.devices import DeviceStore
+    from vault_rag.remote.gateway import create_gateway
+    from vault_rag.remote.pairing import Pairing, RemoteHub
+
+    store = DeviceStore(data)
+    if store.problem is not None:
+        err.print(f"[yellow]devices:[/] {escape(store.problem)}", highlight=False)
+    pairing = Pairing(
+        store,
+        code_ttl=settings.remote_pair_code_ttl,
+        attempts_per_minute=settings.remote_pair_attempts_per_minute,
+    )
+    host, port = sock.getsockname()[:2]
+    hub = RemoteHub(store=store, pairing=pairing, url=_remote_url(host, port))
+    sidecar_app.state.remote = hub
+    gateway = create_gateway(store, pairing, sidecar_app, lambda: sidecar_app.state.token, settings)
+    config = uvicorn.Config(
+        gateway,
+        log_level=log_level.lower(),
+        timeout_graceful_shutdown=5,
+        http=header_timeout_protocol(settings.server_header_timeout),
+    )
+
+    class RemoteServer(uvicorn.Server):
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+            await self._serve(sockets)  # no signal handlers of its own
+
+    server = RemoteServer(config)
+    server.hub = hub  # type: ignore[attr-defined]
+    server.done = None  # type: ignore[attr-defined]  # its task, once running
+    return server
+
+
+def _run_both(server: Any, sock: socket.socket, remote: Any, remote_sock: socket.socket) -> None:
+    """Both listeners in one event loop (one app state: the remote one forwards in-process)."""
+    import asyncio
+
+    from uvicorn._compat import asyncio_run
+
+    async def both() -> None:
+        remote.done = asyncio.create_task(remote.serve(sockets=[remote_sock]))
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            remote.should_exit = True
+            await remote.done
+
+    asyncio_run(both(), loop_factory=server.config.get_loop_factory())
+
+
+def _recorded_server(config: Any, data: Path, record: ServerRecord, remote: Any = None) -> Any:
     """uvicorn's server, which also writes the data dir's `server.json` once it serves
     requests (after the start-up scan; `vault-rag search` asks it only when it can answer) and
-    removes it when it shuts down."""
+    removes it when it shuts down (stopping the remote listener first, when there is one)."""
     import uvicorn
 
     class RecordedServer(uvicorn.Server):
@@ -162,6 +267,9 @@ def _recorded_server(config: Any, data: Path, record: ServerRecord) -> Any:
             # First thing: no new search is sent here. (uvicorn re-raises SIGTERM/SIGINT once
             # `run` is done, so the caller's `finally` does not run after a signal.)
             remove_server_record(data, pid=record.pid)
+            if remote is not None and remote.done is not None:
+                remote.should_exit = True  # no device request outlives the app it forwards to
+                await remote.done
             await super().shutdown(sockets=sockets)
 
     return RecordedServer(config)
