@@ -166,7 +166,9 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question from the vault, citing the notes. Indexes new and changed notes first.
-    Without a configured language model the answer quotes the most relevant passages."""
+    Without a configured language model the answer quotes the most relevant passages.
+    From another device: `ask QUESTION --remote URL --device-file FILE [--json]` asks a paired
+    sidecar's remote listener instead (no --vault; docs/remote.md)."""
     settings = load_settings(vault=vault, data_dir=data_dir, web_mode=mode.value if mode else None)
     try:
         index = open_index(settings)

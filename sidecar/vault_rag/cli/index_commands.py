@@ -165,7 +165,9 @@ def search(
     ] = False,
 ) -> None:
     """Hybrid search (dense + BM25) over the index, re-ordered by the feedback prior. With a
-    sidecar running on this index (`vault-rag serve`), it answers (its settings apply)."""
+    sidecar running on this index (`vault-rag serve`), it answers (its settings apply).
+    From another device: `search QUERY --remote URL --device-file FILE [--json]` asks a paired
+    sidecar's remote listener instead (no --vault; docs/remote.md)."""
     args = SearchArgs(
         query,
         vault,
