@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from vault_rag.storage.locations import (  # noqa: F401  (re-exported: the settings' own names)
@@ -32,10 +32,29 @@ class SourceSpec(BaseModel):
     collection in the vector store and its own lexical index (`source_indexes/collections.py`)."""
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")  # never "vault" (the vault's own)
-    path: Path
-    kind: Literal["code", "vault", "markdown"] = "code"
+    path: Path | None = None  # the folder (every kind but `web`)
+    kind: Literal["code", "vault", "markdown", "web"] = "code"
     include: list[str] = Field(default_factory=list)  # gitignore-style; empty: every file
     exclude: list[str] = Field(default_factory=list)  # gitignore-style, on top of .gitignore
+    # `web` (sources/web/): the start URL (http or https); the crawl stays under its origin and
+    # folder, `include`/`exclude` match the URL path below that folder; at most `max_pages`
+    # pages kept (default: `web_max_pages`).
+    url: str | None = None
+    max_pages: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _where(self) -> SourceSpec:
+        if self.kind == "web":
+            if not self.url:
+                raise ValueError("a web source needs `url`")
+        elif self.path is None:
+            raise ValueError(f"a {self.kind} source needs `path`")
+        return self
+
+    @property
+    def location(self) -> str:
+        """Its folder, or its URL for a web source (what `sources list` and status show)."""
+        return (self.url or "") if self.kind == "web" else str(self.path)
 
 
 class Settings(BaseSettings):
@@ -98,6 +117,18 @@ class Settings(BaseSettings):
     # dir). Code files over `max_code_kb` are skipped (status says so).
     sources: list[SourceSpec] = Field(default_factory=list)
     max_code_kb: float = Field(default=1024.0, gt=0)
+    # Web sources (sources/web/): fetched only from the source's own origin, only when one is
+    # declared. One request at a time per host, `web_delay` seconds apart (robots.txt's
+    # Crawl-delay when longer, up to 30 s); a request or a body over `web_timeout` seconds, or a
+    # body over `web_max_page_mb`, is a problem in status; a Retry-After up to
+    # `web_max_retry_after` seconds is waited out. `web_refresh_hours`: how often the server
+    # re-crawls (conditional requests: an unchanged page costs a 304).
+    web_delay: float = Field(default=1.0, ge=0)
+    web_timeout: float = Field(default=20.0, gt=0)
+    web_max_page_mb: float = Field(default=5.0, gt=0)
+    web_max_pages: int = Field(default=500, ge=1)
+    web_max_retry_after: float = Field(default=60.0, ge=0)
+    web_refresh_hours: float = Field(default=24.0, gt=0)
     # What a search covers when it names no collections: "all" (the vault and every source) or
     # "vault" (the vault alone; sources only when named).
     default_collections: Literal["all", "vault"] = "all"
