@@ -1496,7 +1496,7 @@ export interface components {
             promoted?: boolean;
             /**
              * Kind
-             * @description The source kind: `md`, `pdf`, `canvas` or (a code source) `code`
+             * @description The source kind: `md`, `pdf`, `canvas`, (a code source) `code` or (a web source) `web`, `web_pdf`
              * @default md
              */
             kind?: string;
@@ -1541,6 +1541,16 @@ export interface components {
              * @description C/C++: where the header declares this definition (`path:line-line`)
              */
             declared_at?: string | null;
+            /**
+             * Url
+             * @description A web source's page: the URL to cite and open (with `#anchor` when the section's heading has an id); `note_path` is then its file in the source's mirror
+             */
+            url?: string | null;
+            /**
+             * Page Title
+             * @description A web source's page: its title
+             */
+            page_title?: string | null;
         };
         /** SearchRequest */
         SearchRequest: {

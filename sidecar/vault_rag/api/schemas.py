@@ -368,7 +368,9 @@ class SearchHit(BaseModel):
     prior: float = Field(1.0, description="The feedback factor: score = base_score × prior")
     promoted: bool = Field(False, description="The note is an answer saved as a note")
     kind: str = Field(
-        "md", description="The source kind: `md`, `pdf`, `canvas` or (a code source) `code`"
+        "md",
+        description="The source kind: `md`, `pdf`, `canvas`, (a code source) `code` or (a web "
+        "source) `web`, `web_pdf`",
     )
     page: int | None = Field(
         None,
@@ -400,6 +402,12 @@ class SearchHit(BaseModel):
         None,
         description="C/C++: where the header declares this definition (`path:line-line`)",
     )
+    url: str | None = Field(
+        None,
+        description="A web source's page: the URL to cite and open (with `#anchor` when the "
+        "section's heading has an id); `note_path` is then its file in the source's mirror",
+    )
+    page_title: str | None = Field(None, description="A web source's page: its title")
 
 
 class SearchResponse(BaseModel):

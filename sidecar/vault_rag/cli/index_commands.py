@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -68,6 +68,18 @@ def run_with_progress(indexer: Indexer) -> IndexSummary:
         return indexer.run(IndexProgress(on_phase=on_phase, on_advance=on_advance))
 
 
+def crawl_line(report: Any) -> str:
+    """A web source's crawl in one line (`sources/web/crawl.CrawlReport`)."""
+    if report.unreachable:
+        return f"the site did not answer ({report.unreachable}); its pages are kept as fetched"
+    return (
+        f"crawl: {report.fetched} requests, {report.kept} pages new or changed, "
+        f"{report.unchanged} unchanged, {report.removed} removed, {report.skipped} skipped, "
+        f"{report.problems} problems (`vault-rag status`)"
+        + (" (resumed)" if report.resumed else "")
+    )
+
+
 @app.command()
 def index(
     vault: VaultOption,
@@ -125,6 +137,8 @@ def index_every_source(settings: Settings, provider: EmbeddingProvider, *, rebui
         elif run.error:
             out.print(f"[red]source {escape(run.name)}:[/] {escape(run.error)}")
         elif run.summary is not None:
+            if run.crawl is not None:
+                out.print(f"source {run.name}: {crawl_line(run.crawl)}", markup=False)
             out.print(f"source {run.name}: {run.summary.line()}", markup=False, highlight=False)
     return not any(run.error for run in runs)
 

@@ -24,8 +24,11 @@ from vault_rag.source_indexes.specs import (
     check_specs,
     save_added,
 )
+from vault_rag.sources.web.urls import WebUrlError, check_start_url
 
-sources_app = typer.Typer(help="Sources beside the vault: code trees, other vaults, doc folders.")
+sources_app = typer.Typer(
+    help="Sources beside the vault: code trees, other vaults, doc folders, online docs."
+)
 app.add_typer(sources_app, name="sources")
 
 
@@ -41,7 +44,7 @@ def list_sources(
     except SourceError as exc:
         fail(str(exc))
     added = {spec.name for spec in added_specs(data)}
-    checked = check_specs(vault, specs)
+    checked = check_specs(vault, specs, data)
     rows = []
     for spec in specs:
         problem = checked[spec.name]
@@ -49,7 +52,9 @@ def list_sources(
             {
                 "name": spec.name,
                 "kind": spec.kind,
-                "path": str(spec.path),
+                "path": spec.location,
+                "url": spec.url,
+                "max_pages": spec.max_pages,
                 "declared_in": "sources.json" if spec.name in added else "settings",
                 "include": spec.include,
                 "exclude": spec.exclude,
@@ -91,48 +96,74 @@ def _held(folder: Path) -> dict[str, int]:
 @sources_app.command("add")
 def add_source(
     name: Annotated[str, typer.Argument(help="Its collection name: a-z, 0-9, _ and -.")],
-    path: Annotated[Path, typer.Argument(help="The folder.")],
+    path: Annotated[str, typer.Argument(help="The folder; for --kind web, the start URL.")],
     vault: VaultOption,
     kind: Annotated[
-        str, typer.Option(help="code (a source tree), vault (another vault) or markdown.")
+        str,
+        typer.Option(
+            help="code (a source tree), vault (another vault), markdown, or web (online "
+            "documentation: PATH is its http(s) start URL)."
+        ),
     ] = "code",
     include: Annotated[
-        list[str] | None, typer.Option(help="Only files matching (gitignore-style; repeat).")
+        list[str] | None,
+        typer.Option(help="Only files matching (gitignore-style; web: URL paths; repeat)."),
     ] = None,
     exclude: Annotated[
-        list[str] | None, typer.Option(help="Leave out (gitignore-style; repeat).")
+        list[str] | None,
+        typer.Option(help="Leave out (gitignore-style; web: URL paths; repeat)."),
+    ] = None,
+    max_pages: Annotated[
+        int | None,
+        typer.Option(help="web: keep at most this many pages (default: web_max_pages)."),
     ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
-    """Add a source (kept in the vault's data dir); `vault-rag index` then indexes it."""
+    """Add a source (kept in the vault's data dir); `vault-rag index` then indexes it. A web
+    source is fetched only by `vault-rag index` and the server's refresh, only from its URL's
+    origin and folder."""
     settings = load_settings(vault=vault, data_dir=data_dir)
     data = settings.resolved_data_dir()
     try:
-        spec = SourceSpec(
-            name=name,
-            path=path.expanduser().resolve(),
-            kind=_kind(kind),
-            include=include or [],
-            exclude=exclude or [],
-        )
+        chosen = _kind(kind)
+        if chosen == "web":
+            spec = SourceSpec(
+                name=name,
+                url=check_start_url(path),
+                kind="web",
+                include=include or [],
+                exclude=exclude or [],
+                max_pages=max_pages,
+            )
+        else:
+            if max_pages is not None:
+                raise SourceError("--max-pages is for --kind web only")
+            spec = SourceSpec(
+                name=name,
+                path=Path(path).expanduser().resolve(),
+                kind=chosen,
+                include=include or [],
+                exclude=exclude or [],
+            )
         existing = all_specs(settings, data)
         if name == VAULT or any(other.name == name for other in existing):
             raise SourceError(f"the name {name!r} is taken: choose another")
         specs = [*existing, spec]
-        problem = check_specs(vault, specs)[name]
+        problem = check_specs(vault, specs, data)[name]
         if isinstance(problem, SourceError):
             raise problem
-    except (SourceError, ValidationError, ValueError) as exc:
+    except (SourceError, WebUrlError, ValidationError, ValueError) as exc:
         fail(_message(exc))
     save_added(data, [*added_specs(data), spec])
     out.print(
-        f"added source {name!r} ({spec.kind}, {spec.path}): run `vault-rag index`", markup=False
+        f"added source {name!r} ({spec.kind}, {spec.location}): run `vault-rag index`",
+        markup=False,
     )
 
 
-def _kind(word: str) -> Literal["code", "vault", "markdown"]:
-    if word not in ("code", "vault", "markdown"):
-        raise SourceError(f"--kind must be code, vault or markdown, not {word!r}")
+def _kind(word: str) -> Literal["code", "vault", "markdown", "web"]:
+    if word not in ("code", "vault", "markdown", "web"):
+        raise SourceError(f"--kind must be code, vault, markdown or web, not {word!r}")
     return word  # type: ignore[return-value]
 
 

@@ -36,7 +36,7 @@ def vault_cite(note_path: str, anchor: str) -> str:
 
 
 def doc_from_result(result: SearchResult, aspect: int) -> Doc:
-    return Doc(
+    doc = Doc(
         id=result.chunk_id,
         kind="vault",
         aspects=[aspect],
@@ -46,9 +46,7 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         dense_score=result.dense_score,
         lexical_score=result.lexical_score,
         grade=None,
-        cite=code_cite(result)
-        if result.kind == "code"
-        else vault_cite(result.note_path, result.anchor),
+        cite=cite_of(result),
         note_path=result.note_path,
         heading=result.heading_path,
         anchor=result.anchor,
@@ -64,9 +62,17 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         related_file=result.related_file or "",
         declared_at=result.declared_at or "",
     )
+    if result.url:  # a web source's page: cited by its URL (`citation_of`)
+        doc["url"] = result.url
+        doc["title"] = result.page_title or ""
+    return doc
 
 
 def cite_of(result: SearchResult) -> str:
+    """How an answer cites a hit: `[[note#heading]]`, `path:line-line (symbol)` for code, the
+    URL for a web source's page."""
+    if result.url:
+        return result.url
     return (
         code_cite(result) if result.kind == "code" else vault_cite(result.note_path, result.anchor)
     )
@@ -96,6 +102,21 @@ def doc_from_page(page: WebPage, aspect: int) -> Doc:
 
 def citation_of(doc: Doc) -> dict[str, Any]:
     """The citation record the CLI's JSON and the HTTP API report for one document."""
+    if doc.get("kind") == "vault" and doc.get("url"):
+        # A web source's page: cited (and opened) by its URL, like a web search result, with
+        # the source's name, the section and the passage.
+        return {
+            "kind": "web",
+            "url": doc["url"],
+            "title": doc.get("title", ""),
+            "cite": doc["cite"],
+            "doc_id": doc["id"],
+            "collection": doc.get("collection", "vault"),
+            "source_kind": doc.get("source_kind") or "web",
+            "heading": doc.get("heading", ""),
+            "chunk_id": doc["chunk_id"],
+            "text": doc.get("text", ""),
+        }
     if doc.get("kind") == "web":
         return {
             "kind": "web",

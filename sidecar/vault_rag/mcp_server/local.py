@@ -109,6 +109,8 @@ class LocalBackend:
                     collection=r.collection,
                     kind=r.kind,
                     symbol=r.symbol,
+                    url=r.url,
+                    title=r.page_title,
                 )
                 for r in outcome.results
             ],
@@ -246,7 +248,8 @@ def vault_cite(note_path: str, anchor: str) -> str:
 
 
 def cite_of(result: Any) -> str:
-    """A hit's link as answers cite it: `[[note#heading]]`, `path:line-line (symbol)` for code."""
+    """A hit's link as answers cite it: `[[note#heading]]`, `path:line-line (symbol)` for code,
+    the URL for a web source's page."""
     from vault_rag.graph.sources import cite_of as cite
 
     return cite(result)

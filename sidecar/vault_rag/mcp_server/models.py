@@ -12,7 +12,8 @@ class Passage(BaseModel):
     note: str = Field(description="The note holding the passage, vault-relative")
     heading: str = Field(description="Heading path of the passage ('' at the top of the note)")
     link: str = Field(
-        description="How to cite it: [[note#heading]], or path:line-line (symbol) for code"
+        description="How to cite it: [[note#heading]], path:line-line (symbol) for code, or the "
+        "URL for a web source's page"
     )
     line_start: int = Field(description="First line of the passage in the note, 1-based")
     line_end: int
@@ -23,6 +24,10 @@ class Passage(BaseModel):
     collection: str = Field("vault", description="'vault' or the source it comes from")
     kind: str = Field("md", description="md, pdf, canvas or code")
     symbol: str | None = Field(None, description="A code unit's symbol, e.g. AMyActor::Tick")
+    url: str | None = Field(
+        None, description="A web source's page: its URL (with #anchor), which `link` is too"
+    )
+    title: str | None = Field(None, description="A web source's page: its title")
 
 
 class SearchOutput(BaseModel):

@@ -363,6 +363,8 @@ def _result(
         symbol=str(chunk.extra["symbol"]) if chunk.extra.get("symbol") else None,
         related_file=chunk.extra.get("related_file") or None,
         declared_at=chunk.extra.get("declared_at") or None,
+        url=chunk.extra.get("url") or None,
+        page_title=chunk.extra.get("page_title") or None,
         **_context(chunk),
     )
 

@@ -49,6 +49,10 @@ class SearchResult:
     # declares this definition (`path:line-line`).
     related_file: str | None = None
     declared_at: str | None = None
+    # A web source's page (`sources/web/`): the URL to cite (with `#anchor` when the section's
+    # heading has an id in the page's HTML) and the page's title; `heading_path` is the section.
+    url: str | None = None
+    page_title: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

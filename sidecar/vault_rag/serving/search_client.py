@@ -51,6 +51,8 @@ RESULT_FIELDS = (
     "symbol",
     "related_file",
     "declared_at",
+    "url",
+    "page_title",
 )
 API_MAX_K = 100  # SearchRequest.k's bound
 HEALTH_TIMEOUT = 2.0  # a live sidecar answers /v1/health in milliseconds

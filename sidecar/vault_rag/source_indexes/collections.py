@@ -24,21 +24,33 @@ from vault_rag.index.updates.records import IndexSummary
 from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
 from vault_rag.maintenance import doctor
 from vault_rag.settings import DEFAULT_IGNORES, Settings, SourceSpec
-from vault_rag.source_indexes.specs import VAULT, SourceError, all_specs, check_specs, path_rules
+from vault_rag.source_indexes.specs import (
+    SOURCES_DIR,
+    VAULT,
+    SourceError,
+    all_specs,
+    check_specs,
+    path_rules,
+    source_data_dir,
+    source_root,
+)
 from vault_rag.sources.code.kind import CodeKind
+from vault_rag.sources.pdf import PdfKind
 from vault_rag.sources.registry import SourceRegistry, markdown_only, source_registry
+from vault_rag.sources.web.crawl import CrawlOptions, CrawlReport, crawl
+from vault_rag.sources.web.kind import WebKind
+from vault_rag.sources.web.state import STATE_FILE
 
-SOURCES_DIR = "sources"
+__all__ = ["SOURCES_DIR", "source_data_dir"]  # (re-exported: their home is specs.py)
 log = logging.getLogger(__name__)
-
-
-def source_data_dir(data_dir: Path, name: str) -> Path:
-    return data_dir / SOURCES_DIR / name
 
 
 def kinds_for(spec: SourceSpec, settings: Settings) -> SourceRegistry:
     if spec.kind == "code":
         return SourceRegistry([CodeKind.from_settings(settings)])
+    if spec.kind == "web":
+        folder = source_data_dir(settings.resolved_data_dir(), spec.name)
+        return SourceRegistry([WebKind(folder / STATE_FILE, PdfKind.from_settings(settings))])
     if spec.kind == "markdown":
         return markdown_only()
     return source_registry(settings)  # another vault: every kind, its embeds resolved in it
@@ -80,7 +92,7 @@ def indexed_sources(settings: Settings) -> list[tuple[SourceSpec, Path, Path]]:
             recorded = manifest.get_meta("source_root")
         finally:
             manifest.close()
-        found.append((spec, folder, Path(recorded) if recorded else spec.path.expanduser()))
+        found.append((spec, folder, Path(recorded) if recorded else source_root(spec, data_dir)))
     return found
 
 
@@ -91,7 +103,7 @@ def make_source_indexer(settings: Settings, spec: SourceSpec, index: VaultIndex)
         chunk_options=chunk_options(settings, index.provider),
         batch_size=settings.embeddings_batch_size,
         sources=kinds_for(spec, settings),
-        skip_path=path_rules(spec, index.vault_root),
+        skip_path=None if spec.kind == "web" else path_rules(spec, index.vault_root),
         sections=settings.cite_spans,
     )
 
@@ -101,6 +113,7 @@ class SourceRun:
     name: str
     summary: IndexSummary | None = None
     error: str | None = None
+    crawl: CrawlReport | None = None  # a web source's crawl before its index run
     removed: bool = False  # its data was removed (no longer declared)
 
 
@@ -117,7 +130,7 @@ def index_sources(
     data_dir = settings.resolved_data_dir()
     runs = [SourceRun(name, removed=True) for name in remove_undeclared(settings)]
     specs = all_specs(settings, data_dir)
-    checked = check_specs(settings.vault, specs)
+    checked = check_specs(settings.vault, specs, data_dir)
     for spec in specs:
         root = checked[spec.name]
         if isinstance(root, SourceError):
@@ -136,7 +149,19 @@ def index_source(
     rebuild: bool = False,
     run: Callable[[Indexer], IndexSummary] | None = None,
 ) -> SourceRun:
-    """Index one checked source (`index_sources`, and the server's watcher of the source)."""
+    """Index one checked source (`index_sources`, and the server's watcher of the source). A
+    web source is crawled first (into its mirror folder, `sources/web/crawl.py`); then its
+    index reads the mirror like any folder, so a page changes the index only when its text
+    did, and a page the crawl removed leaves it."""
+    report = None
+    if spec.kind == "web":
+        try:
+            report = crawl(
+                web_options(settings, spec),
+                source_data_dir(settings.resolved_data_dir(), spec.name),
+            )
+        except Exception as exc:  # the pages already kept are still indexed
+            log.warning("source %s: the crawl failed: %s", spec.name, exc)
     index = open_source(settings, spec, root, provider)
     try:
         indexer = make_source_indexer(settings, spec, index)
@@ -144,11 +169,25 @@ def index_source(
             with indexer.lock:
                 index.clear()
         summary = run(indexer) if run is not None else indexer.run()
-        return SourceRun(spec.name, summary=summary)
+        return SourceRun(spec.name, summary=summary, crawl=report)
     except Exception as exc:  # one source's failure must not stop the others
         return SourceRun(spec.name, error=f"source {spec.name!r}: {exc}")
     finally:
         index.close()
+
+
+def web_options(settings: Settings, spec: SourceSpec) -> CrawlOptions:
+    """A web source's crawl, bounded by the settings (`web_*`)."""
+    return CrawlOptions(
+        url=spec.url or "",
+        include=spec.include,
+        exclude=spec.exclude,
+        max_pages=spec.max_pages or settings.web_max_pages,
+        delay=settings.web_delay,
+        timeout=settings.web_timeout,
+        max_bytes=int(settings.web_max_page_mb * 1024 * 1024),
+        max_retry_after=settings.web_max_retry_after,
+    )
 
 
 def open_searched(
@@ -171,7 +210,7 @@ def open_searched(
             folder = source_data_dir(data_dir, name)
             if not (folder / MANIFEST_FILE).is_file():
                 continue  # never indexed: nothing to search yet
-            root = Path(specs[name].path).expanduser()
+            root = source_root(specs[name], data_dir)
             index = open_source(settings, specs[name], root, vault_index.provider)
             indexes[name] = index
             index.check_model()

@@ -23,9 +23,27 @@ from vault_rag.source_indexes.collections import (
     open_source,
     source_data_dir,
 )
-from vault_rag.source_indexes.specs import VAULT, SourceError, all_specs, check_specs, path_rules
+from vault_rag.source_indexes.specs import (
+    VAULT,
+    SourceError,
+    all_specs,
+    check_specs,
+    path_rules,
+    source_root,
+)
 
 log = logging.getLogger(__name__)
+
+
+class _Refresher:
+    """A web source's refresh loop, stopped like a watcher."""
+
+    def __init__(self, stopping: threading.Event, thread: threading.Thread) -> None:
+        self.stopping, self.thread = stopping, thread
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=5)
 
 
 class ServedSources:
@@ -33,6 +51,7 @@ class ServedSources:
         self.settings, self.vault_index = settings, vault_index
         self._open: dict[str, VaultIndex] = {}
         self._lock = threading.Lock()
+        self._stopping = threading.Event()  # ends the web sources' refresh loops
         self.runs: list[SourceRun] = []  # the start-up scan's outcome, per source
         self.scanning = False
         self._thread: threading.Thread | None = None
@@ -60,7 +79,7 @@ class ServedSources:
                     folder = source_data_dir(self.vault_index.data_dir, name)
                     if not (folder / MANIFEST_FILE).is_file():
                         continue  # not indexed yet
-                    root = Path(specs[name].path).expanduser()
+                    root = source_root(specs[name], self.vault_index.data_dir)
                     index = open_source(self.settings, specs[name], root, self.vault_index.provider)
                     self._open[name] = index
                 found[name] = index
@@ -79,11 +98,16 @@ class ServedSources:
         from vault_rag.watch.watcher import VaultWatcher
 
         specs = all_specs(self.settings, self.vault_index.data_dir)
-        checked = check_specs(self.settings.vault or self.vault_index.vault_root, specs)
+        checked = check_specs(
+            self.settings.vault or self.vault_index.vault_root, specs, self.vault_index.data_dir
+        )
         for spec in specs:
             root = checked[spec.name]
             if isinstance(root, SourceError):
                 continue  # reported by the scan and `vault-rag status`
+            if spec.kind == "web":  # crawled on a schedule, not watched
+                self._schedule(spec, root)
+                continue
             suffixes = (*kinds_for(spec, self.settings).suffixes, ".gitignore")
             rules = path_rules(spec, root)
 
@@ -107,6 +131,19 @@ class ServedSources:
                 log.warning("cannot watch source %s (%s)", spec.name, exc)
                 continue
             self.watchers[spec.name] = watcher
+
+    def _schedule(self, spec: Any, root: Path) -> None:
+        """Re-crawl a web source every `web_refresh_hours` (the start-up scan crawls it
+        first); conditional requests make an unchanged site cheap."""
+        period = self.settings.web_refresh_hours * 3600
+
+        def loop() -> None:
+            while not self._stopping.wait(period):
+                self._reindex(spec, root)
+
+        thread = threading.Thread(target=loop, name=f"web-refresh-{spec.name}", daemon=True)
+        thread.start()
+        self.watchers[spec.name] = _Refresher(self._stopping, thread)
 
     def _reindex(self, spec: Any, root: Path) -> None:
         with self._indexing:

@@ -27,10 +27,13 @@ import pathspec
 from pydantic import TypeAdapter, ValidationError
 
 from vault_rag.settings import Settings, SourceSpec
+from vault_rag.sources.web.state import MIRROR_DIR
+from vault_rag.sources.web.urls import WebUrlError, check_start_url
 from vault_rag.storage.private_files import private_dir
 
 VAULT = "vault"  # the vault's own collection name
 ADDED_FILE = "sources.json"
+SOURCES_DIR = "sources"
 CODE_SKIPS = (
     "Binaries/",
     "Intermediate/",
@@ -87,8 +90,35 @@ def all_specs(settings: Settings, data_dir: Path) -> list[SourceSpec]:
     return specs
 
 
-def resolve_root(spec: SourceSpec) -> Path:
-    """The source's folder, checked: it exists, is a folder and can be listed."""
+def source_data_dir(data_dir: Path, name: str) -> Path:
+    return data_dir / SOURCES_DIR / name
+
+
+def source_root(spec: SourceSpec, data_dir: Path) -> Path:
+    """The folder a source's index reads: its own path, or for a web source the mirror of its
+    pages in its data folder (`<data dir>/sources/<name>/pages/`, written by the crawl)."""
+    if spec.kind == "web":
+        return source_data_dir(data_dir, spec.name) / MIRROR_DIR
+    assert spec.path is not None  # SourceSpec's validator
+    return spec.path.expanduser()
+
+
+def resolve_root(spec: SourceSpec, data_dir: Path | None = None) -> Path:
+    """The source's folder, checked: it exists, is a folder and can be listed. A web source:
+    its URL checked (http or https, no credentials), and its mirror folder (made when
+    missing) when `data_dir` is given."""
+    if spec.kind == "web":
+        try:
+            check_start_url(spec.url or "")
+        except WebUrlError as exc:
+            raise SourceError(f"source {spec.name!r}: {exc}") from exc
+        if data_dir is None:
+            return Path()
+        mirror = source_root(spec, data_dir)
+        private_dir(mirror.parent)
+        mirror.mkdir(exist_ok=True)
+        return mirror
+    assert spec.path is not None
     path = spec.path.expanduser()
     try:
         root = path.resolve(strict=True)
@@ -115,14 +145,22 @@ def resolve_root(spec: SourceSpec) -> Path:
     return root
 
 
-def check_specs(vault: Path, specs: list[SourceSpec]) -> dict[str, Path | SourceError]:
+def check_specs(
+    vault: Path, specs: list[SourceSpec], data_dir: Path | None = None
+) -> dict[str, Path | SourceError]:
     """Each source's checked root, or the error that keeps it out: its own path's, or an
     overlap with the vault or an earlier source (the later of two overlapping sources is the
-    one refused)."""
+    one refused). A web source's root is its mirror folder in `data_dir` (never overlapping)."""
     vault_root = vault.expanduser().resolve()
     checked: dict[str, Path | SourceError] = {}
     roots: dict[str, Path] = {}
     for spec in specs:
+        if spec.kind == "web":
+            try:
+                checked[spec.name] = resolve_root(spec, data_dir)
+            except SourceError as exc:
+                checked[spec.name] = exc
+            continue
         try:
             root = resolve_root(spec)
             _refuse_overlap(spec.name, root, VAULT, vault_root)

@@ -8,8 +8,8 @@ from typing import Any
 
 from vault_rag.index.status import index_status
 from vault_rag.settings import Settings
-from vault_rag.source_indexes.collections import source_data_dir
-from vault_rag.source_indexes.specs import SourceError, all_specs, check_specs
+from vault_rag.source_indexes.specs import SourceError, all_specs, check_specs, source_data_dir
+from vault_rag.sources.web.state import web_status
 
 
 def sources_status(settings: Settings) -> dict[str, dict[str, Any]]:
@@ -22,7 +22,7 @@ def sources_status(settings: Settings) -> dict[str, dict[str, Any]]:
         specs = all_specs(settings, data_dir)
     except SourceError as exc:
         return {"": {"problem": str(exc)}}
-    checked = check_specs(settings.vault, specs)
+    checked = check_specs(settings.vault, specs, data_dir)
     found: dict[str, dict[str, Any]] = {}
     for spec in specs:
         problem = checked[spec.name]
@@ -30,8 +30,11 @@ def sources_status(settings: Settings) -> dict[str, dict[str, Any]]:
         info.pop("data_dir", None)
         found[spec.name] = {
             "kind": spec.kind,
-            "path": str(spec.path),
+            "path": spec.location,
             "problem": str(problem) if isinstance(problem, SourceError) else None,
             **info,
         }
+        if spec.kind == "web":  # the crawl: pages, when last fetched, the last run's problems
+            found[spec.name]["url"] = spec.url
+            found[spec.name]["web"] = web_status(source_data_dir(data_dir, spec.name))
     return found
