@@ -26,4 +26,5 @@ BENCHMARKS = {
     "code_parse": "a code source tree to units outside the model: files/s, symbols/s",
     "embedding_switch": "an embedding model switch: the estimated vs the measured re-embedding",
     "remote": "search and ask over the sealed remote listener vs loopback, and pairing time",
+    "web": "web sources: page extraction compared; crawl, first index and a 304 refresh",
 }
