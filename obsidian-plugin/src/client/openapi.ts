@@ -609,7 +609,7 @@ export interface components {
             name: string;
             /**
              * Kind
-             * @description `vault` (the served vault or another vault), `code`, `markdown`
+             * @description `vault` (the served vault or another vault), `code`, `markdown`, `web`
              */
             kind: string;
             /**
@@ -619,7 +619,7 @@ export interface components {
             primary: boolean;
             /**
              * Path
-             * @description Its folder on the sidecar's machine
+             * @description Its folder on the sidecar's machine; a web source's start URL
              */
             path: string;
             /**

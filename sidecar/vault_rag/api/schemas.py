@@ -168,9 +168,11 @@ class SkippedFile(BaseModel):
 
 class CollectionState(BaseModel):
     name: str = Field(description="What `collections` takes: `vault`, or a source's name")
-    kind: str = Field(description="`vault` (the served vault or another vault), `code`, `markdown`")
+    kind: str = Field(
+        description="`vault` (the served vault or another vault), `code`, `markdown`, `web`"
+    )
     primary: bool = Field(description="The served vault itself (its files open in Obsidian)")
-    path: str = Field(description="Its folder on the sidecar's machine")
+    path: str = Field(description="Its folder on the sidecar's machine; a web source's start URL")
     indexed: bool = Field(description="It has an index (a new source is indexed at start-up)")
     files: int = Field(0, description="Files indexed")
     chunks: int = Field(0, description="Passages (code: symbol units) indexed")
