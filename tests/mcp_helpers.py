@@ -217,15 +217,14 @@ async def check_exclusions(client: Client) -> None:
 
 
 def readme_servers() -> list[dict[str, Any]]:
-    """The server entries of the MCP configs the README shows (its `### Other agents: MCP`
-    section), as a client would read them."""
+    """The server entries of the MCP configs docs/mcp.md shows (linked from the README), as a
+    client would read them."""
     import json
     import re
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Other agents: MCP", 1)[1].split("\n### ", 1)[0]
+    page = (Path(__file__).resolve().parents[1] / "docs" / "mcp.md").read_text(encoding="utf-8")
     servers = []
-    for block in re.findall(r"```json\n(.*?)```", section, re.DOTALL):
+    for block in re.findall(r"```json\n(.*?)```", page, re.DOTALL):
         config = json.loads(block)
         servers += list((config.get("mcpServers") or config.get("servers") or {}).values())
     return servers
