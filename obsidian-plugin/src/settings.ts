@@ -4,8 +4,9 @@ import type { AnswerMode } from "./client";
 import { type ChatSource, type ModelSettings, parseDomains } from "./models/choice";
 import { displayEmbeddingSection, type EmbeddingControls } from "./models/embeddingSection";
 import { displayModelSection, type ModelControls } from "./models/settingsSection";
+import { parseRemoteData, type RemoteData } from "./remote/store";
 
-export interface VaultRagSettings extends ModelSettings {
+export interface VaultRagSettings extends ModelSettings, RemoteData {
   /** Base URL of the local sidecar, without a trailing slash. */
   sidecarUrl: string;
   /** Bearer token the sidecar expects; empty when it runs without one. */
@@ -24,7 +25,13 @@ export interface VaultRagSettings extends ModelSettings {
   /** The vault-rag program's full path (per device); empty: PATH and the usual install
    * folders are searched (`sidecar/locate.ts`). */
   sidecarProgram: string;
+  /** Desktop: the plugin's own sidecar also listens for paired devices (`--remote-listen`). */
+  allowRemote: boolean;
+  /** Where that listener listens, HOST:PORT. */
+  remoteListen: string;
 }
+
+export const DEFAULT_REMOTE_LISTEN = "0.0.0.0:8766";
 
 export const DEFAULT_SETTINGS: Readonly<VaultRagSettings> = {
   sidecarUrl: "http://127.0.0.1:8765",
@@ -35,6 +42,10 @@ export const DEFAULT_SETTINGS: Readonly<VaultRagSettings> = {
   startSidecar: false,
   sidecarCommand: "",
   sidecarProgram: "",
+  allowRemote: false,
+  remoteListen: DEFAULT_REMOTE_LISTEN,
+  remoteDevices: {},
+  remoteSecrets: {},
   chatSource: "sidecar",
   chatBaseUrl: "",
   chatModel: "",
@@ -58,6 +69,9 @@ export function parseSettings(data: unknown): VaultRagSettings {
     startSidecar: raw.startSidecar === true,
     sidecarCommand: typeof raw.sidecarCommand === "string" ? raw.sidecarCommand.trim() : "",
     sidecarProgram: typeof raw.sidecarProgram === "string" ? raw.sidecarProgram.trim() : "",
+    allowRemote: raw.allowRemote === true,
+    remoteListen: typeof raw.remoteListen === "string" && parseListen(raw.remoteListen) !== null ? raw.remoteListen.trim() : DEFAULT_REMOTE_LISTEN,
+    ...parseRemoteData(raw),
     chatSource: (raw.chatSource === "plugin" ? "plugin" : "sidecar") satisfies ChatSource,
     chatBaseUrl: typeof raw.chatBaseUrl === "string" ? raw.chatBaseUrl.trim() : "",
     chatModel: typeof raw.chatModel === "string" ? raw.chatModel.trim() : "",
@@ -77,6 +91,15 @@ export function normalizeSidecarUrl(value: string): string | null {
   }
   if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash) return null;
   return url.href.replace(/\/+$/, "");
+}
+
+/** "HOST:PORT" (IPv6 as "[::]:PORT"), as `vault-rag serve --remote-listen` takes it, or null. */
+export function parseListen(value: string): { host: string; port: number } | null {
+  const match = /^\s*(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})\s*$/.exec(value);
+  if (match === null) return null;
+  const port = Number(match[2]);
+  if (port < 1 || port > 65535) return null;
+  return { host: (match[1] as string).replace(/^\[|\]$/g, ""), port };
 }
 
 /** A vault-relative folder: Obsidian's `normalizePath` (forward slashes, no leading or trailing

@@ -28,6 +28,7 @@ import {
 import {
   isAbortError,
   SidecarAuthError,
+  SidecarError,
   SidecarHttpError,
   SidecarProtocolError,
   SidecarTimeoutError,
@@ -261,7 +262,7 @@ export class SidecarClient {
         if (event.type === "final" || event.type === "error") return;
       }
     } catch (error) {
-      if (signal?.aborted || isAbortError(error) || error instanceof SidecarProtocolError) throw error;
+      if (signal?.aborted || isAbortError(error) || error instanceof SidecarError) throw error;
       this.gate.forget(); // the connection broke: whoever answers next proves itself again
       throw new SidecarUnreachableError(this.url, error); // the connection broke mid-stream
     }
@@ -371,6 +372,8 @@ export class SidecarClient {
       });
     } catch (error) {
       if (options.signal?.aborted || isAbortError(error)) throw error;
+      // A transport of its own (the sealed remote one, `remote/transport.ts`) says what failed.
+      if (error instanceof SidecarError) throw error;
       this.gate.forget(); // whoever answers next proves itself again
       throw new SidecarUnreachableError(url, error); // refused, wrong host, or blocked by CORS
     }
