@@ -44,6 +44,7 @@ import {
   parseEmbeddingsState,
   parseEmbeddingTest,
 } from "./embeddings";
+import { DEVICE_ROUTES, type DeviceList, type DeviceRole, type DevicesRevoked, type PairCode, parseDeviceList, parsePairCode, parseRevoked } from "./devices";
 import { ProofGate } from "./proofGate";
 import { COLLECTION_ROUTES, type CollectionList, parseCollections } from "./collections";
 import { MODEL_ROUTES, type ModelsState, type ModelsUpdate, type ModelTry, parseModelsState, parseModelTry } from "./models";
@@ -197,6 +198,22 @@ export class SidecarClient {
   /** `GET /v1/collections`: the vault and the sources beside it, for the collection picker. */
   async collections(options: RequestOptions = {}): Promise<CollectionList> {
     return parseCollections(await this.json("GET", COLLECTION_ROUTES.collections, undefined, options));
+  }
+
+  /** `POST /v1/devices/pair`: a one-time code for another device (409 `remote_off` without a
+   * remote listener). */
+  async pairCode(deviceRole: DeviceRole = "read", options: RequestOptions = {}): Promise<PairCode> {
+    return parsePairCode(await this.json("POST", DEVICE_ROUTES.pair, { role: deviceRole }, { timeoutMs: 10_000, ...options }));
+  }
+
+  /** `GET /v1/devices`: the paired devices, when each was last seen, the remote URL. */
+  async devices(options: RequestOptions = {}): Promise<DeviceList> {
+    return parseDeviceList(await this.json("GET", DEVICE_ROUTES.devices, undefined, { timeoutMs: 10_000, ...options }));
+  }
+
+  /** `DELETE /v1/devices/{id or name}`: its next message is refused, a stream to it stops. */
+  async revokeDevice(idOrName: string, options: RequestOptions = {}): Promise<DevicesRevoked> {
+    return parseRevoked(await this.json("DELETE", DEVICE_ROUTES.device(idOrName), undefined, { timeoutMs: 10_000, ...options }));
   }
 
   /** The sidecar's manifest: note path → hash (see sync/content.ts for what is hashed). */

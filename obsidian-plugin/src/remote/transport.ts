@@ -7,8 +7,9 @@
  * Obsidian's `requestUrl` (no CORS there). So the ask pane, history, 👍/👎 and the related view
  * work unchanged on a phone.
  *
- * Failures are the client's own error classes: nothing answers → `SidecarUnreachableError`; no
- * answer in time → `SidecarTimeoutError` (a sleeping desktop never hangs the pane); the device
+ * Failures are the client's own error classes: nothing answers, or no head frame in time (a
+ * sleeping desktop never hangs the pane) → `SidecarUnreachableError`; a streamed answer quiet
+ * for too long → `SidecarTimeoutError`; the device
  * refused (revoked, unknown, its messages do not authenticate) → `RemoteAuthError`; an answer
  * that does not open, or stops before its final frame → `SidecarProtocolError` / the stream errors.
  */
@@ -60,7 +61,12 @@ export interface RemoteTransportDeps {
   idleTimeoutMs?: number;
 }
 
-export const HEAD_TIMEOUT_MS = 15_000;
+/** Quick routes (the status poll, health, lists): a desktop that does not answer these within
+ * this long is taken for asleep or gone. */
+export const QUICK_TIMEOUT_MS = 8_000;
+/** Everything else (search, ask: the head frame comes once the sidecar starts its answer). */
+export const HEAD_TIMEOUT_MS = 30_000;
+const QUICK = /^\/v1\/(status|health|collections|threads)(\/|$)/;
 export const IDLE_TIMEOUT_MS = 120_000;
 
 /** Routes whose answers stream (the ask pane's SSE): over `fetch` when the platform allows. */
@@ -107,7 +113,8 @@ export function remoteFetch(deps: RemoteTransportDeps): (input: string, init: Re
       ts: Math.floor(deps.now?.() ?? Date.now() / 1000),
     };
     const sealed = sealRequest(device.key, device.deviceId, counter, message);
-    const headTimeout = deps.headTimeoutMs ?? HEAD_TIMEOUT_MS;
+    const headTimeout = deps.headTimeoutMs ?? (message.method === "GET" && QUICK.test(message.path) ? QUICK_TIMEOUT_MS : HEAD_TIMEOUT_MS);
+    const silent = () => new SidecarUnreachableError(device.url, new Error(`no answer within ${Math.round(headTimeout / 1000)} s (asleep, or off this network?)`));
     const controller = new AbortController();
     const outer = init.signal ?? null;
     const onAbort = () => controller.abort(outer?.reason);
@@ -116,7 +123,7 @@ export function remoteFetch(deps: RemoteTransportDeps): (input: string, init: Re
     let timedOut = false;
     const timer = window.setTimeout(() => {
       timedOut = true;
-      controller.abort(new SidecarTimeoutError(device.url, headTimeout));
+      controller.abort(silent());
     }, headTimeout);
     const done = () => {
       window.clearTimeout(timer);
@@ -128,7 +135,7 @@ export function remoteFetch(deps: RemoteTransportDeps): (input: string, init: Re
       try {
         result = await untilAborted(post(`${device.url}/remote/v1/call`, sealed, headers, controller.signal), controller.signal);
       } catch (error) {
-        if (timedOut) throw new SidecarTimeoutError(device.url, headTimeout);
+        if (timedOut) throw silent();
         if (outer?.aborted) throw outer.reason;
         throw new SidecarUnreachableError(device.url, error);
       }
@@ -143,7 +150,7 @@ export function remoteFetch(deps: RemoteTransportDeps): (input: string, init: Re
       const frames = frameSource(result.body, reader);
       const first = await untilAborted(frames.next(), controller.signal).catch((error: unknown) => {
         void frames.return(undefined);
-        if (timedOut) throw new SidecarTimeoutError(device.url, headTimeout);
+        if (timedOut) throw silent();
         if (outer?.aborted) throw outer.reason;
         throw error;
       });
