@@ -8,7 +8,8 @@
  * launcher) shows "Connect to your desktop", the test types the remote address and the code, and
  * the pane pairs over SPAKE2. Then a question streams its answer through the sealed transport
  * (several events, over the page's `fetch`), a citation opens its note by path, a citation of a
- * note this "phone" lacks is reported. Last, the desktop "falls asleep" (the sidecar is stopped):
+ * note this "phone" lacks is reported. The device is revoked on the desktop: the pane says so and
+ * pairs again with a new code. Last, the desktop "falls asleep" (the sidecar is stopped):
  * the empty state says the desktop does not answer and offers a retry that does not hang.
  * Screenshots (phone viewport): test-output/e2e/mobile-connect.png and mobile-answer.png
  * (copied to docs/images/). Traffic goes to loopback addresses only.
@@ -169,6 +170,32 @@ if (env.skipReason && !required) {
         await failed("mobile", error);
       }
     }, 8 * 60_000);
+
+    test("a revoked device: a clear message, then pairing again with a new code works", async () => {
+      if (!page || !sidecar) throw new Error("no page");
+      const p = page;
+      try {
+        const revoked = await sidecar.request("DELETE", `/v1/devices/${encodeURIComponent("Test phone")}`);
+        expect(revoked.status).toBe(200);
+        await p.click(sel("new-conversation"));
+        await p.click(sel("empty-retry")).catch(() => undefined); // the poll may not have run yet
+        await expect.poll(() => p.locator(sel("empty-title")).textContent(), { timeout: 30_000 }).toBe("The desktop no longer accepts this device");
+        expect(await p.locator(sel("empty-text")).textContent()).toMatch(/Pair again/);
+        expect(await p.locator(sel("connect-form")).isVisible()).toBe(true);
+        // A new code from the desktop; the old name is free again once revoked.
+        const { code } = (await sidecar.request("POST", "/v1/devices/pair", { role: "read" })).body as { code: string };
+        await p.fill(sel("connect-code"), code);
+        await p.fill(sel("connect-name"), "Test phone 2");
+        await p.click(sel("connect-submit"));
+        await expect.poll(() => p.locator(sel("empty-title")).textContent(), { timeout: 30_000 }).toBe("Ask your vault");
+        await p.fill(sel("question"), QUESTION);
+        await p.click(sel("ask"));
+        await p.waitForFunction(LAST_TURN_DONE, undefined, { timeout: 3 * 60_000 });
+        expect(await p.locator(sel("turn")).last().locator(sel("error")).isVisible()).toBe(false);
+      } catch (error) {
+        await failed("mobile-revoked", error);
+      }
+    }, 5 * 60_000);
 
     test("the desktop asleep: a clear state and a retry, no hang", async () => {
       if (!page || !sidecar) throw new Error("no page");
