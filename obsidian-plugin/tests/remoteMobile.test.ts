@@ -179,6 +179,28 @@ describe("the desktop's side", () => {
     expect(parseSettings({ remoteListen: "nope" }).remoteListen).toBe("0.0.0.0:8766");
   });
 
+  it("Allow other devices: the plugin's sidecar command gets --remote-listen; a sidecar it cannot start is explained", async () => {
+    const app = {
+      loadLocalStorage: () => null,
+      saveLocalStorage: () => undefined,
+      workspace: { onLayoutReady: () => undefined, getLeavesOfType: () => [], getRightLeaf: () => null, on: () => ({}) },
+      vault: { configDir: ".obsidian", getMarkdownFiles: () => [], getFiles: () => [], on: () => ({}) },
+      metadataCache: { on: () => ({}), getFirstLinkpathDest: () => null, resolvedLinks: {} },
+    };
+    const plugin = new VaultRagPlugin(app as never, { id: "vault-rag", version: "0.1.0" } as never);
+    (plugin as unknown as { data: unknown }).data = { allowRemote: false, startSidecar: false };
+    await plugin.onload();
+    const launch = plugin.services!.viewHost.sidecar!;
+    expect(launch.command()).not.toContain("--remote-listen");
+    plugin.settings.allowRemote = true;
+    plugin.settings.remoteListen = "100.64.0.7:8766";
+    expect(launch.command()).toMatch(/ --remote-listen 100\.64\.0\.7:8766$/);
+    expect(plugin.devices).not.toBeNull();
+    // No launcher under Node: the setting says what to run.
+    expect(await plugin.devices!.apply()).toBe("Start the sidecar with --remote-listen 100.64.0.7:8766.");
+    plugin.onunload();
+  });
+
   it("draws the pairing link as a QR code (version grows with the link; quiet zone of 4)", () => {
     const short = qrPath("obsidian://vault-rag-pair?url=http%3A%2F%2F192.168.1.20%3A8766&code=1234-5678");
     expect(short.size).toBeGreaterThanOrEqual(29 + 8);
