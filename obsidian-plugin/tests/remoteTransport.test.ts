@@ -222,7 +222,8 @@ describe("the credentials store", () => {
     const secrets = new Map<string, string>();
     const data = parseRemoteData({});
     let saves = 0;
-    const store = new RemoteCredentials({ getSecret: (id) => secrets.get(id) ?? null, setSecret: (id, v) => void secrets.set(id, v) }, () => data, () => saves++, () => 2_000);
+    let now = 2_000;
+    const store = new RemoteCredentials({ getSecret: (id) => secrets.get(id) ?? null, setSecret: (id, v) => void secrets.set(id, v) }, () => data, () => saves++, () => now);
     expect(store.device()).toBeNull();
     store.save(device);
     expect(secrets.get(DEVICE_ID_SECRET)).toBe("dev-1");
@@ -231,7 +232,14 @@ describe("the credentials store", () => {
     expect(store.device()).toEqual(device);
     expect(store.nextCounter()).toBe(2_000_000);
     expect(store.nextCounter()).toBe(2_000_001);
-    expect(parseRemoteData(JSON.parse(JSON.stringify(data)) as Record<string, unknown>).remoteDevices["dev-1"]!.counter).toBe(2_000_001);
+    // Consecutive within a session, whatever the clock does (the replay window is 64 wide).
+    now = 9_000;
+    expect(store.nextCounter()).toBe(2_000_002);
+    // A new session (a restart) with data.json restored from before: floored to the clock again.
+    data.remoteDevices["dev-1"]!.counter = 5;
+    const next = new RemoteCredentials({ getSecret: (id) => secrets.get(id) ?? null, setSecret: (id, v) => void secrets.set(id, v) }, () => data, () => saves++, () => now);
+    expect(next.nextCounter()).toBe(9_000_000);
+    expect(parseRemoteData(JSON.parse(JSON.stringify(data)) as Record<string, unknown>).remoteDevices["dev-1"]!.counter).toBe(9_000_000);
     store.forget();
     expect(store.device()).toBeNull();
     expect(data.remoteDevices).toEqual({});

@@ -5,9 +5,10 @@
  * counter in the plugin's data, under the device id (so a `data.json` synced from another device
  * never mixes two devices' records).
  *
- * Counters: `nextCounter` is at least the clock in microseconds and more than the last one
- * (`transport.ts`), so a `data.json` restored from a backup or a sync never makes this device
- * reuse one; the stored value covers a clock set back. It is saved lazily (`changed`): a write
+ * Counters: the first of each session is at least the clock in microseconds and more than the
+ * last one stored (`transport.ts`), then they go up by one; so a `data.json` restored from a
+ * backup or a sync never makes this device reuse one, and the stored value covers a clock set
+ * back. It is saved lazily (`changed`): a write
  * of `data.json` per question would be noise for vault sync.
  */
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
@@ -64,6 +65,9 @@ export function parseRemoteData(raw: Record<string, unknown>): RemoteData {
 }
 
 export class RemoteCredentials {
+  /** The device whose counter was floored to the clock in this session. */
+  private floored = "";
+
   constructor(
     /** The app's secret storage; null: the plugin's data (`remoteSecrets`). */
     private readonly secrets: SecretsLike | null,
@@ -115,10 +119,15 @@ export class RemoteCredentials {
     if (save) this.changed();
   }
 
-  /** The next request counter of this device (recorded, saved lazily). */
+  /** The next request counter of this device (recorded, saved lazily): the first of a session
+   * at least the clock in microseconds, then one more each time — consecutive, so requests
+   * that reach the sidecar out of order stay inside its 64-wide replay window. */
   nextCounter(): number {
-    const record = this.data().remoteDevices[this.secret(DEVICE_ID_SECRET)];
-    const counter = nextCounterAfter(record?.counter ?? 0, this.now());
+    const deviceId = this.secret(DEVICE_ID_SECRET);
+    const record = this.data().remoteDevices[deviceId];
+    const last = record?.counter ?? 0;
+    const counter = this.floored === deviceId ? last + 1 : nextCounterAfter(last, this.now());
+    this.floored = deviceId;
     if (record !== undefined) {
       record.counter = counter;
       this.changed();

@@ -75,8 +75,8 @@ function wantsStream(init: RequestInit): boolean {
   return (headers.get("accept") ?? "").includes("text/event-stream");
 }
 
-/** The counter that is never reused, even when the stored one went back (a restored or synced
- * `data.json`): at least the clock in microseconds, and more than the last one. */
+/** A session's first counter, never reused even when the stored one went back (a restored or
+ * synced `data.json`): at least the clock in microseconds, and more than the last one. */
 export function nextCounterAfter(last: number, nowMs: number): number {
   return Math.max(last + 1, Math.floor(nowMs) * 1000);
 }
