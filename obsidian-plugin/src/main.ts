@@ -1,4 +1,4 @@
-import { type DataAdapter, FileSystemAdapter, Plugin, requireApiVersion, resolveSubpath } from "obsidian";
+import { type DataAdapter, FileSystemAdapter, Platform, Plugin, requireApiVersion, resolveSubpath } from "obsidian";
 
 import {
   askAboutNoteCommand,
@@ -15,12 +15,15 @@ import { type DeviceStore, deviceStore, SIDECAR_COMMAND_KEY, SIDECAR_PROGRAM_KEY
 import { keyStore } from "./models/secrets";
 import type { EmbeddingControls } from "./models/embeddingSection";
 import type { ModelControls } from "./models/settingsSection";
+import type { DevicesControls } from "./remote/devicesSection";
+import { MobileServices } from "./remote/mobile";
+import { PAIR_ACTION } from "./remote/pairing";
 import { Services } from "./services";
-import { parseSettings, type SettingsHost, type SidecarControls, type VaultRagSettings, VaultRagSettingTab } from "./settings";
+import { parseSettings, type RemoteSettingsControls, type SettingsHost, type SidecarControls, type VaultRagSettings, VaultRagSettingTab } from "./settings";
 import { nodeLauncher, nodeLocator } from "./sidecar/nodeLauncher";
 import { parsePersistedSync, syncEvents } from "./sync";
 import { SyncStateFile } from "./sync/stateFile";
-import { type TokenStore, tokenStore } from "./token";
+import { secretStorageOf, type TokenStore, tokenStore } from "./token";
 import { AskView, VIEW_TYPE_ASK } from "./view/askView";
 import { RelatedView, VIEW_TYPE_RELATED } from "./view/relatedView";
 
@@ -34,9 +37,15 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
   /** Only where the app gives no file adapter: the sync state stays in data.json. */
   private syncInData = true;
   services: Services | null = null;
+  /** On a phone: the desktop's remote listener instead of a sidecar (`remote/mobile.ts`). */
+  mobile: MobileServices | null = null;
 
   override async onload(): Promise<void> {
     const data: unknown = await this.loadData();
+    if (Platform.isMobile) {
+      this.loadMobile(data);
+      return;
+    }
     this.tokens = tokenStore(this.app);
     this.command = deviceStore(this.app, SIDECAR_COMMAND_KEY);
     this.program = deviceStore(this.app, SIDECAR_PROGRAM_KEY);
@@ -109,10 +118,37 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     });
   }
 
+  /** A phone: no sidecar is started or looked for; the ask pane and the related view ask the
+   * paired desktop, and `obsidian://vault-rag-pair?url=…&code=…` (the desktop's QR code) pairs. */
+  private loadMobile(data: unknown): void {
+    this.settings = parseSettings(data);
+    const mobile = new MobileServices(this.app, () => this.settings, { save: () => this.saveAll(), secrets: secretStorageOf(this.app) });
+    this.mobile = mobile;
+    this.addSettingTab(new VaultRagSettingTab(this.app, this));
+    this.registerView(VIEW_TYPE_ASK, (leaf) => new AskView(leaf, mobile.viewHost));
+    this.addCommand(openAskViewCommand(this.app, VIEW_TYPE_ASK));
+    this.addCommand(
+      askAboutNoteCommand(this.app, VIEW_TYPE_ASK, (view) => {
+        if (view instanceof AskView) view.askAboutNote();
+      }),
+    );
+    this.registerView(VIEW_TYPE_RELATED, (leaf) => new RelatedView(leaf, mobile.viewHost));
+    this.addCommand(openRelatedViewCommand(this.app, VIEW_TYPE_RELATED));
+    this.addRibbonIcon("message-square", "Ask the vault", () => void openAskView(this.app, VIEW_TYPE_ASK));
+    this.registerObsidianProtocolHandler(PAIR_ACTION, (params) => {
+      void mobile.pairFromLink(params).then(() => openAskView(this.app, VIEW_TYPE_ASK));
+    });
+    // The first screen: "Connect to your desktop", in the ask pane.
+    this.app.workspace.onLayoutReady(() => {
+      if (mobile.connect.paired() === null) void openAskView(this.app, VIEW_TYPE_ASK);
+    });
+  }
+
   override onunload(): void {
     // Commands, views, events and the settings tab are removed by Obsidian; running work is ours.
     this.tasks.abortAll();
     this.services?.stop();
+    this.mobile?.stop();
   }
 
   /** `data.json` changed on disk (e.g. by a sync tool): take the new values. */
@@ -121,6 +157,13 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     settings.token = this.tokens?.load(settings.token) ?? settings.token;
     settings.sidecarCommand = this.command?.load(settings.sidecarCommand) ?? settings.sidecarCommand;
     settings.sidecarProgram = this.program?.load(settings.sidecarProgram) ?? settings.sidecarProgram;
+    // A data.json written by another device may lack this one's pairing record: keep ours.
+    const own = this.mobile?.credentials.device()?.deviceId;
+    const record = own === undefined ? undefined : this.settings.remoteDevices[own];
+    if (own !== undefined && record !== undefined) {
+      const theirs = settings.remoteDevices[own];
+      settings.remoteDevices[own] = { ...record, counter: Math.max(record.counter, theirs?.counter ?? 0) };
+    }
     this.settings = settings;
     this.services?.settingsChanged();
   }
@@ -148,6 +191,18 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     }
     const sync = this.syncInData ? this.services?.sync.persisted : undefined;
     await this.saveData(sync === undefined ? settings : { ...settings, sync });
+  }
+
+  /** The settings tab's "Your desktop" section (mobile only). */
+  get remote(): RemoteSettingsControls | null {
+    const mobile = this.mobile;
+    if (mobile === null) return null;
+    return { connect: mobile.connect, forget: () => mobile.forget(), where: mobile.credentials.where, openPane: () => void openAskView(this.app, VIEW_TYPE_ASK) };
+  }
+
+  /** The settings tab's "Other devices" (desktop only). */
+  get devices(): DevicesControls | null {
+    return this.services?.devices ?? null;
   }
 
   /** The sidecar's start, connection test and log, for the settings tab. */

@@ -14,7 +14,8 @@ import { ModelPusher } from "./models/push";
 import type { KeyStore } from "./models/secrets";
 import type { ResolveSubpath } from "./resolver";
 import type { SidecarControls, VaultRagSettings } from "./settings";
-import { defaultServeCommand, launchCommand, serveCommandLine } from "./sidecar/command";
+import type { DevicesControls } from "./remote/devicesSection";
+import { defaultServeCommand, launchCommand, serveCommandLine, withRemoteListen } from "./sidecar/command";
 import { describeConnection, testConnection } from "./sidecar/connection";
 import type { Located } from "./sidecar/locate";
 import { SidecarLogModal } from "./sidecar/logModal";
@@ -65,6 +66,8 @@ export class Services {
   readonly models: ModelPusher;
   /** The embedding model chosen in Obsidian (settings tab's "Embedding model"). */
   readonly embeddings: EmbeddingControls;
+  /** The settings tab's "Other devices": the remote listener, pairing, the device list. */
+  readonly devices: DevicesControls;
   private readonly notices: ConnectionNotices;
   private statusEl: HTMLElement | null = null;
   private excludedKey: string;
@@ -86,7 +89,7 @@ export class Services {
   ) {
     this.client = new SidecarClient(() => ({ url: this.url, token: settings().token }));
     const vaultPath = () => hooks.vaultPath?.() ?? null;
-    const command = () => serveCommandLine(settings().sidecarCommand, vaultPath());
+    const command = () => withRemoteListen(serveCommandLine(settings().sidecarCommand, vaultPath()), settings().allowRemote ? settings().remoteListen : null);
     this.supervisor = supervisorFor(this.client, {
       launcher: hooks.launcher ?? null,
       ...(hooks.locate ? { locate: hooks.locate } : {}),
@@ -139,6 +142,12 @@ export class Services {
     };
     this.models = new ModelPusher(this.client, settings, keys, (error) => this.poller.report(error));
     this.embeddings = { api: this.client, keys, confirm: (cost) => askToReindex(app, cost) };
+    this.devices = {
+      pairCode: () => this.client.pairCode("read"),
+      list: () => this.client.devices(),
+      revoke: (id) => this.client.revokeDevice(id),
+      apply: () => this.applyRemote(),
+    };
     this.embeds = new ObsidianEmbedIndex(app);
     const excluded = (path: string) => isExcluded(path, settings().excludedFolders);
     this.sync = new SyncEngine(this.client, obsidianNoteSource(app, hooks.resolveSubpath, this.embeds, excluded), {
@@ -180,6 +189,26 @@ export class Services {
       sidecar: launchControls(this.supervisor, this.sidecarListeners, command, () => this.sidecar.showLog()),
     };
     this.excludedKey = settings().excludedFolders.join("\n");
+  }
+
+  /** "Allow other devices" changed: restart the sidecar this plugin started with (or without)
+   * `--remote-listen`; a sidecar started elsewhere is left alone (the line says what to run). */
+  private async applyRemote(): Promise<string> {
+    const { allowRemote, remoteListen } = this.settings();
+    const flag = `--remote-listen ${remoteListen}`;
+    if (this.supervisor.owns || (allowRemote && this.supervisor.canStart && this.supervisor.state.kind !== "running")) {
+      await this.supervisor.stop();
+      await this.supervisor.ensure();
+      const state = this.supervisor.state;
+      if (state.kind === "failed") return `The sidecar did not start: ${state.message}`;
+      return allowRemote ? `The sidecar listens for paired devices on ${remoteListen}.` : "The sidecar no longer listens for other devices.";
+    }
+    if (this.supervisor.state.kind === "running") {
+      return allowRemote
+        ? `A sidecar started outside Obsidian is running: restart it with ${flag} (vault-rag serve … ${flag}).`
+        : "A sidecar started outside Obsidian is running: restart it without --remote-listen.";
+    }
+    return allowRemote ? `Start the sidecar with ${flag}.` : "Other devices are not allowed.";
   }
 
   /** The sidecar's URL: where the one this plugin started listens, else the setting. */

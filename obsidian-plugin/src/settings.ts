@@ -4,8 +4,11 @@ import type { AnswerMode } from "./client";
 import { type ChatSource, type ModelSettings, parseDomains } from "./models/choice";
 import { displayEmbeddingSection, type EmbeddingControls } from "./models/embeddingSection";
 import { displayModelSection, type ModelControls } from "./models/settingsSection";
+import { type DevicesControls, displayDevicesSection } from "./remote/devicesSection";
+import { parseRemoteData, type RemoteData } from "./remote/store";
+import type { RemoteConnect } from "./view/connectForm";
 
-export interface VaultRagSettings extends ModelSettings {
+export interface VaultRagSettings extends ModelSettings, RemoteData {
   /** Base URL of the local sidecar, without a trailing slash. */
   sidecarUrl: string;
   /** Bearer token the sidecar expects; empty when it runs without one. */
@@ -24,7 +27,13 @@ export interface VaultRagSettings extends ModelSettings {
   /** The vault-rag program's full path (per device); empty: PATH and the usual install
    * folders are searched (`sidecar/locate.ts`). */
   sidecarProgram: string;
+  /** Desktop: the plugin's own sidecar also listens for paired devices (`--remote-listen`). */
+  allowRemote: boolean;
+  /** Where that listener listens, HOST:PORT. */
+  remoteListen: string;
 }
+
+export const DEFAULT_REMOTE_LISTEN = "0.0.0.0:8766";
 
 export const DEFAULT_SETTINGS: Readonly<VaultRagSettings> = {
   sidecarUrl: "http://127.0.0.1:8765",
@@ -35,6 +44,10 @@ export const DEFAULT_SETTINGS: Readonly<VaultRagSettings> = {
   startSidecar: false,
   sidecarCommand: "",
   sidecarProgram: "",
+  allowRemote: false,
+  remoteListen: DEFAULT_REMOTE_LISTEN,
+  remoteDevices: {},
+  remoteSecrets: {},
   chatSource: "sidecar",
   chatBaseUrl: "",
   chatModel: "",
@@ -58,6 +71,9 @@ export function parseSettings(data: unknown): VaultRagSettings {
     startSidecar: raw.startSidecar === true,
     sidecarCommand: typeof raw.sidecarCommand === "string" ? raw.sidecarCommand.trim() : "",
     sidecarProgram: typeof raw.sidecarProgram === "string" ? raw.sidecarProgram.trim() : "",
+    allowRemote: raw.allowRemote === true,
+    remoteListen: typeof raw.remoteListen === "string" && parseListen(raw.remoteListen) !== null ? raw.remoteListen.trim() : DEFAULT_REMOTE_LISTEN,
+    ...parseRemoteData(raw),
     chatSource: (raw.chatSource === "plugin" ? "plugin" : "sidecar") satisfies ChatSource,
     chatBaseUrl: typeof raw.chatBaseUrl === "string" ? raw.chatBaseUrl.trim() : "",
     chatModel: typeof raw.chatModel === "string" ? raw.chatModel.trim() : "",
@@ -77,6 +93,15 @@ export function normalizeSidecarUrl(value: string): string | null {
   }
   if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash) return null;
   return url.href.replace(/\/+$/, "");
+}
+
+/** "HOST:PORT" (IPv6 as "[::]:PORT"), as `vault-rag serve --remote-listen` takes it, or null. */
+export function parseListen(value: string): { host: string; port: number } | null {
+  const match = /^\s*(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})\s*$/.exec(value);
+  if (match === null) return null;
+  const port = Number(match[2]);
+  if (port < 1 || port > 65535) return null;
+  return { host: (match[1] as string).replace(/^\[|\]$/g, ""), port };
 }
 
 /** A vault-relative folder: Obsidian's `normalizePath` (forward slashes, no leading or trailing
@@ -105,6 +130,16 @@ export interface SidecarControls {
   showLog(): void;
 }
 
+/** A phone's settings: the paired desktop (`remote/mobile.ts`). */
+export interface RemoteSettingsControls {
+  connect: RemoteConnect;
+  forget(): Promise<void>;
+  /** Where the device key is kept, in words. */
+  where: string;
+  /** Open the ask pane (its empty state pairs). */
+  openPane(): void;
+}
+
 /** What the settings tab needs from the plugin. */
 export interface SettingsHost extends Plugin {
   settings: VaultRagSettings;
@@ -116,6 +151,10 @@ export interface SettingsHost extends Plugin {
   readonly models?: ModelControls | null;
   /** The embedding model section's sidecar calls, key store and dialog (absent in stand-ins). */
   readonly embeddings?: EmbeddingControls | null;
+  /** Mobile: the paired desktop instead of a sidecar. */
+  readonly remote?: RemoteSettingsControls | null;
+  /** Desktop: other devices (the remote listener, pairing, the device list). */
+  readonly devices?: DevicesControls | null;
   saveSettings(): Promise<void>;
 }
 
@@ -127,11 +166,24 @@ export class VaultRagSettingTab extends PluginSettingTab {
     super(app, host);
   }
 
+  private displayRemote(containerEl: HTMLElement, remote: RemoteSettingsControls): void {
+    const redraw = () => {
+      containerEl.empty();
+      displayRemoteSettings(containerEl, remote, this.host.settings, () => this.host.saveSettings(), redraw);
+    };
+    displayRemoteSettings(containerEl, remote, this.host.settings, () => this.host.saveSettings(), redraw);
+  }
+
   override display(): void {
     const { containerEl } = this;
     containerEl.empty();
     const settings = this.host.settings;
     const save = () => this.host.saveSettings();
+    const remote = this.host.remote ?? null;
+    if (remote !== null) {
+      this.displayRemote(containerEl, remote);
+      return;
+    }
 
     const url = new Setting(containerEl).setName("Sidecar URL").setDesc(URL_HELP);
     url.addText((text) =>
@@ -213,6 +265,9 @@ export class VaultRagSettingTab extends PluginSettingTab {
     if (embeddings !== null && containerEl.ownerDocument !== undefined) displayEmbeddingSection(containerEl, embeddings);
     else new Setting(containerEl).setName("Embedding model").setDesc("Chosen here once the sidecar runs; changing it re-embeds every note.");
 
+    const devices = this.host.devices ?? null;
+    if (devices !== null && containerEl.ownerDocument !== undefined) displayDevicesSection(containerEl, settings, save, devices);
+
     new Setting(containerEl).setName("Sidecar").setHeading();
     const sidecar = this.host.sidecar ?? null;
     const test = new Setting(containerEl).setName("Test connection").setDesc("Ask the sidecar at this URL whether it answers and takes the token.");
@@ -279,6 +334,42 @@ export class VaultRagSettingTab extends PluginSettingTab {
         .addButton((button) => button.setButtonText("Show log").onClick(() => sidecar.showLog()));
     }
   }
+}
+
+/** A phone's settings tab: which desktop it asks, pair again, forget; the answer mode. */
+function displayRemoteSettings(containerEl: HTMLElement, remote: RemoteSettingsControls, settings: VaultRagSettings, save: () => Promise<void>, redraw: () => void): void {
+  new Setting(containerEl).setName("Your desktop").setHeading();
+  const paired = remote.connect.paired();
+  new Setting(containerEl)
+    .setName(paired === null ? "Not connected" : `Connected to ${paired.url}`)
+    .setDesc(
+      paired === null
+        ? "On the desktop: Settings → Vault RAG → Allow other devices, then Pair a device; scan its QR code with this device's camera, or type the address and code in the ask pane."
+        : `This device is “${paired.name}”; its key is kept in ${remote.where}. Every message to the desktop is sealed end to end.`,
+    )
+    .addButton((button) => button.setButtonText(paired === null ? "Connect" : "Pair again").onClick(() => remote.openPane()))
+    .addButton((button) =>
+      button
+        .setButtonText("Forget this desktop")
+        .setDisabled(paired === null)
+        .onClick(async () => {
+          await remote.forget();
+          redraw();
+        }),
+    );
+  new Setting(containerEl)
+    .setName("Answer mode")
+    .setDesc("What the ask pane answers from by default; the pane can switch per question.")
+    .addDropdown((dropdown) =>
+      dropdown
+        .addOption("strict", "Vault only")
+        .addOption("hybrid", "Vault + web")
+        .setValue(settings.answerMode)
+        .onChange(async (value) => {
+          settings.answerMode = value === "hybrid" ? "hybrid" : "strict";
+          await save();
+        }),
+    );
 }
 
 /** A file picker: the chosen file's full path (Electron gives `File.path`, or `webUtils`). */

@@ -43,3 +43,13 @@ export function tokenStore(app: App): TokenStore {
   }
   return { secret: false, load: (fromData) => fromData, save: () => undefined };
 }
+
+/** The app's secret storage (1.11.4+), or null: for the remote device's id and key
+ * (`remote/store.ts`). */
+export function secretStorageOf(app: App): SecretStorage | null {
+  if (requireApiVersion("1.11.4")) {
+    const storage = app.secretStorage as SecretStorage | undefined; // absent in stand-ins
+    if (storage !== undefined) return storage;
+  }
+  return null;
+}

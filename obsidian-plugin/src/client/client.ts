@@ -28,6 +28,7 @@ import {
 import {
   isAbortError,
   SidecarAuthError,
+  SidecarError,
   SidecarHttpError,
   SidecarProtocolError,
   SidecarTimeoutError,
@@ -43,6 +44,7 @@ import {
   parseEmbeddingsState,
   parseEmbeddingTest,
 } from "./embeddings";
+import { DEVICE_ROUTES, type DeviceList, type DeviceRole, type DevicesRevoked, type PairCode, parseDeviceList, parsePairCode, parseRevoked } from "./devices";
 import { ProofGate } from "./proofGate";
 import { COLLECTION_ROUTES, type CollectionList, parseCollections } from "./collections";
 import { MODEL_ROUTES, type ModelsState, type ModelsUpdate, type ModelTry, parseModelsState, parseModelTry } from "./models";
@@ -198,6 +200,22 @@ export class SidecarClient {
     return parseCollections(await this.json("GET", COLLECTION_ROUTES.collections, undefined, options));
   }
 
+  /** `POST /v1/devices/pair`: a one-time code for another device (409 `remote_off` without a
+   * remote listener). */
+  async pairCode(deviceRole: DeviceRole = "read", options: RequestOptions = {}): Promise<PairCode> {
+    return parsePairCode(await this.json("POST", DEVICE_ROUTES.pair, { role: deviceRole }, { timeoutMs: 10_000, ...options }));
+  }
+
+  /** `GET /v1/devices`: the paired devices, when each was last seen, the remote URL. */
+  async devices(options: RequestOptions = {}): Promise<DeviceList> {
+    return parseDeviceList(await this.json("GET", DEVICE_ROUTES.devices, undefined, { timeoutMs: 10_000, ...options }));
+  }
+
+  /** `DELETE /v1/devices/{id or name}`: its next message is refused, a stream to it stops. */
+  async revokeDevice(idOrName: string, options: RequestOptions = {}): Promise<DevicesRevoked> {
+    return parseRevoked(await this.json("DELETE", DEVICE_ROUTES.device(idOrName), undefined, { timeoutMs: 10_000, ...options }));
+  }
+
   /** The sidecar's manifest: note path → hash (see sync/content.ts for what is hashed). */
   async noteHashes(options: RequestOptions = {}): Promise<Map<string, string>> {
     return parseHashes(await this.json("GET", ROUTES.hashes, undefined, { timeoutMs: 60_000, ...options }));
@@ -261,7 +279,7 @@ export class SidecarClient {
         if (event.type === "final" || event.type === "error") return;
       }
     } catch (error) {
-      if (signal?.aborted || isAbortError(error) || error instanceof SidecarProtocolError) throw error;
+      if (signal?.aborted || isAbortError(error) || error instanceof SidecarError) throw error;
       this.gate.forget(); // the connection broke: whoever answers next proves itself again
       throw new SidecarUnreachableError(this.url, error); // the connection broke mid-stream
     }
@@ -371,6 +389,8 @@ export class SidecarClient {
       });
     } catch (error) {
       if (options.signal?.aborted || isAbortError(error)) throw error;
+      // A transport of its own (the sealed remote one, `remote/transport.ts`) says what failed.
+      if (error instanceof SidecarError) throw error;
       this.gate.forget(); // whoever answers next proves itself again
       throw new SidecarUnreachableError(url, error); // refused, wrong host, or blocked by CORS
     }

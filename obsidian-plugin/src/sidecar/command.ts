@@ -146,3 +146,10 @@ export function tokenFromOutput(stdout: string): string | null {
   const line = stdout.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).pop() ?? "";
   return /^[\w-]{16,}$/.test(line) ? line : null;
 }
+
+/** The serve command with `--remote-listen LISTEN` for "Allow other devices" (null: as it is;
+ * a command that already names a remote listener is left alone). */
+export function withRemoteListen(command: string, listen: string | null): string {
+  if (listen === null || /(^|\s)--remote-listen(\s|=|$)/.test(command)) return command;
+  return `${command} --remote-listen ${quoteArg(listen)}`;
+}

@@ -27,13 +27,14 @@ import { THREAD_MODELS_KEY, ThreadModels } from "../models/threadModels";
 import type { VaultRagSettings } from "../settings";
 import { StatusPoller } from "../status/poller";
 import type { Clock } from "../sync/timing";
+import type { RemoteConnect } from "./connectForm";
 import { LastEditor } from "./editorTarget";
 import { EXAMPLE_NOTES, exampleQuestions } from "./examples";
 import { HISTORY_PAGE } from "./history";
 import type { SidecarLaunch } from "./indexStatus";
 import { noteLinks } from "./noteContext";
 import { AskPane } from "./pane";
-import { hoverNoteTarget, openNoteTarget } from "./workspaceLinks";
+import { hoverNoteTarget, missingNoteMessage, openNoteTarget } from "./workspaceLinks";
 
 export const VIEW_TYPE_ASK = "vault-rag-ask";
 /** The collection picker's choice, kept on this device (`collectionChoice.ts`). */
@@ -50,6 +51,9 @@ export interface AskViewHost {
   sidecar?: SidecarLaunch;
   /** Where the sidecar is asked (the started one's port); absent: the URL setting. */
   url?: () => string;
+  /** A device asking a desktop's remote listener (mobile): "Connect to your desktop" in the empty
+   * state, and cited notes this vault does not hold are reported instead of opened. */
+  remote?: RemoteConnect;
 }
 
 export class AskView extends ItemView implements HoverParent {
@@ -117,7 +121,8 @@ export class AskView extends ItemView implements HoverParent {
       ask: (request, signal) => client.ask(request, signal),
       feedback: (answerId, rating) => client.feedback(answerId, rating),
       promote: (answerId) => client.promote(answerId, { folder: this.host.settings().answersFolder || undefined }),
-      openNote: (target, event) => void openNoteTarget(this.app, target, event),
+      openNote: (target, event) =>
+        void openNoteTarget(this.app, target, event, "", this.host.remote ? (missing) => new Notice(missingNoteMessage(missing), 8_000) : undefined),
       hoverNote: (target, event, el) => hoverNoteTarget(this.app, VIEW_TYPE_ASK, this, event, el, target),
       openSavedNote: (path) => this.openSavedNote(path),
       renderMarkdown: (markdown, el) => this.renderMarkdown(markdown, el),
@@ -156,6 +161,7 @@ export class AskView extends ItemView implements HoverParent {
         launch: this.host.sidecar,
         examples: () => exampleQuestions(this.noteHeadings()),
         askExample: (question) => void this.pane?.ask(question),
+        ...(this.host.remote ? { remote: this.host.remote } : {}),
       },
     });
     this.pane.noteToggle.setNote(this.editors.target);

@@ -13,6 +13,7 @@ import type { NoteIndexState, SidecarStatus } from "../client";
 import { defaultServeCommand } from "../sidecar/command";
 import type { SupervisorState } from "../sidecar/supervisor";
 import type { StatusSnapshot } from "../status/poller";
+import { ConnectForm, type RemoteConnect } from "./connectForm";
 import { clear, h, show } from "./dom";
 import type { ExampleQuestion } from "./examples";
 
@@ -70,6 +71,9 @@ export interface StatusPanelDeps {
   examples?(): ExampleQuestion[];
   /** An example question was clicked. */
   askExample?(question: string): void;
+  /** A phone (or any device without its own sidecar): the desktop's remote listener, paired
+   * with a code — the empty state then offers "Connect to your desktop" instead of a command. */
+  remote?: RemoteConnect;
 }
 
 export class StatusPanel {
@@ -84,6 +88,8 @@ export class StatusPanel {
   private readonly startButton: HTMLButtonElement;
   private readonly logButton: HTMLButtonElement;
   private readonly examplesEl: HTMLElement;
+  /** "Connect to your desktop" (remote mode only). */
+  readonly connect: ConnectForm | null = null;
   /** The examples shown since the conversation last became empty (null: not read yet). */
   private examples: ExampleQuestion[] | null = null;
   private snapshot: StatusSnapshot | null = null;
@@ -111,6 +117,7 @@ export class StatusPanel {
     this.retryButton.addEventListener("click", () => deps.retry());
     this.logButton = h(buttons, "button", { text: "Show log", testid: "empty-log" });
     this.logButton.addEventListener("click", () => deps.launch?.showLog());
+    if (deps.remote !== undefined) this.connect = new ConnectForm(this.emptyEl, deps.remote, () => deps.retry());
     this.examplesEl = h(this.emptyEl, "ul", { cls: "vault-rag-empty-examples", testid: "empty-examples", attrs: { "aria-label": "Example questions" } });
     this.render();
   }
@@ -144,6 +151,10 @@ export class StatusPanel {
     show(this.noteEl, note !== null);
 
     show(this.emptyEl, this.empty);
+    if (this.deps.remote !== undefined) {
+      this.renderRemote(this.deps.remote, connection, status, snapshot?.error ?? null);
+      return;
+    }
     const launch = this.deps.launch;
     const launched = launch?.state() ?? { kind: "idle" };
     const starting = launched.kind === "starting";
@@ -183,6 +194,41 @@ export class StatusPanel {
           : this.examples?.length
             ? "Answers come from your notes, with the passages they cite. For example:"
             : "Answers come from your notes, with the passages they cite.";
+    }
+  }
+
+  /** The empty state of a device that asks a desktop: connect, the desktop asleep, revoked. */
+  private renderRemote(remote: RemoteConnect, connection: string, status: SidecarStatus | null, error: string | null): void {
+    const paired = remote.paired();
+    const down = connection === "unreachable";
+    const refused = connection === "unauthorized" || connection === "unproven";
+    show(this.commandRow, false);
+    show(this.startButton, false);
+    show(this.logButton, false);
+    show(this.retryButton, paired !== null && (down || refused));
+    if (this.connect !== null) show(this.connect.el, paired === null || refused);
+    this.renderExamples(paired !== null && connection === "ok" && status !== null && (status.notes ?? 0) > 0);
+    if (paired === null) {
+      this.titleEl.textContent = "Connect to your desktop";
+      this.textEl.textContent =
+        "Vault RAG answers from the index on your desktop. There: Settings → Vault RAG → Allow other devices, then Pair a device. " +
+        "Scan its QR code with this device's camera, or type the address and code here.";
+    } else if (down) {
+      this.titleEl.textContent = "Your desktop does not answer";
+      this.textEl.textContent =
+        `Nothing answers at ${paired.url}. Is the desktop awake, with Obsidian (or vault-rag serve --remote-listen) running, ` +
+        "and this device on the same network or tailnet? Then try again.";
+    } else if (refused) {
+      this.titleEl.textContent = "The desktop no longer accepts this device";
+      this.textEl.textContent = error ?? "It was revoked, or paired again. Pair again with a new code from the desktop.";
+    } else if (connection !== "ok") {
+      this.titleEl.textContent = "Connecting to your desktop…";
+      this.textEl.textContent = `Asking ${paired.url}.`;
+    } else {
+      this.titleEl.textContent = "Ask your vault";
+      this.textEl.textContent = this.examples?.length
+        ? `Answers come from your notes, through your desktop (${paired.url}). For example:`
+        : `Answers come from your notes, through your desktop (${paired.url}).`;
     }
   }
 

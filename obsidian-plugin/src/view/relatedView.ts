@@ -9,7 +9,7 @@
  * Stable `data-testid`s: related, related-title, related-refresh, related-status, related-list,
  * related-item, related-name, related-linked, related-heading, related-score, related-snippet.
  */
-import { type HoverParent, type HoverPopover, ItemView, TFile, type WorkspaceLeaf } from "obsidian";
+import { type HoverParent, type HoverPopover, ItemView, Notice, TFile, type WorkspaceLeaf } from "obsidian";
 
 import type { SidecarClient } from "../client";
 import type { Clock } from "../sync/timing";
@@ -25,7 +25,7 @@ import {
   statusMessage,
   wikilink,
 } from "./related";
-import { hoverNoteTarget, openNoteTarget } from "./workspaceLinks";
+import { hoverNoteTarget, missingNoteMessage, openNoteTarget } from "./workspaceLinks";
 
 export const VIEW_TYPE_RELATED = "vault-rag-related";
 
@@ -35,6 +35,8 @@ export interface RelatedViewHost {
   reportError(error: unknown): void;
   /** Timers for the debounce (tests drive them). */
   clock?: Clock;
+  /** A device asking a desktop: a note this vault does not hold is reported, not created. */
+  remote?: unknown;
 }
 
 export class RelatedView extends ItemView implements HoverParent {
@@ -145,7 +147,7 @@ export class RelatedView extends ItemView implements HoverParent {
       attrs: { title: "Similarity to this note (cosine, 1 = the same)" },
     });
     if (item.snippet) h(row, "div", { cls: "vault-rag-related-snippet", testid: "related-snippet", text: item.snippet });
-    row.addEventListener("click", (event) => void openNoteTarget(this.app, item.target, event, this.sourcePath));
+    row.addEventListener("click", (event) => void openNoteTarget(this.app, item.target, event, this.sourcePath, this.host.remote ? (t) => new Notice(missingNoteMessage(t), 8_000) : undefined));
     row.addEventListener("mouseenter", (event) =>
       hoverNoteTarget(this.app, VIEW_TYPE_RELATED, this, event, row, item.target, this.sourcePath),
     );

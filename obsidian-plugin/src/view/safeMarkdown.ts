@@ -23,7 +23,8 @@ function escapeAll(text: string): string {
 }
 
 function escapeLines(text: string, blocks: [number, number][]): string {
-  const lines = text.split(/(?<=\n)/);
+  // Lines with their "\n" (no lookbehind: iOS before 16.4 has none).
+  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [text];
   for (const [first, last] of blocks) {
     for (let i = first; i < Math.min(last, lines.length); i++) lines[i] = escapeAll(lines[i] ?? "");
   }

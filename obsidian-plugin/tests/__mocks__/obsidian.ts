@@ -433,6 +433,13 @@ export class Plugin extends Component {
     this.views.set(type, creator);
   }
 
+  /** `obsidian://ACTION?…` handlers, by action. */
+  readonly protocolHandlers = new Map<string, (params: Record<string, string>) => unknown>();
+
+  registerObsidianProtocolHandler(action: string, handler: (params: Record<string, string>) => unknown): void {
+    this.protocolHandlers.set(action, handler);
+  }
+
   registerHoverLinkSource(id: string, info: { display: string; defaultMod: boolean }): void {
     this.hoverLinkSources.set(id, info);
   }
@@ -582,8 +589,9 @@ export class Keymap {
   }
 }
 
-/** Obsidian's `Platform`: this stand-in is a desktop app. */
-export const Platform = { isDesktopApp: true, isDesktop: true, isMobile: false, isMobileApp: false };
+/** Obsidian's `Platform`: this stand-in is a desktop app (tests of the mobile plugin set
+ * `isMobile`, and the browser test's phone page does too). */
+export const Platform = { isDesktopApp: true, isDesktop: true, isMobile: false, isMobileApp: false, isIosApp: false, isAndroidApp: false };
 
 /** Obsidian's `Modal`: opening appends it to the document (where there is one). */
 export class Modal {

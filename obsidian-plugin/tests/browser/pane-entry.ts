@@ -29,11 +29,20 @@
  * exposes: they start real processes) and `&command=CMD` the "Sidecar command" setting, so the
  * empty state's "Start the sidecar" runs the real supervisor; `window.vaultRag.unload()` stops
  * what it started, as unloading the plugin does.
+ *
+ * `&remote=1` is the plugin on a phone: `Platform.isMobile` is set, no sidecar client or launcher
+ * is made, and the pane asks through `MobileServices` (the sealed transport to a remote listener,
+ * pairing from the empty state's "Connect to your desktop"); the device's id and key live in this
+ * page's `localStorage` as its secret storage, so a reload stays paired. Only the notes listed in
+ * `&metadata=` exist on this "phone": a citation of another one is reported (a Notice, listed in
+ * `window.vaultRag.notices`), not opened. `&pair=URL,CODE` pairs at once, as the
+ * `obsidian://vault-rag-pair` link does.
  */
-import { type App, FileSystemAdapter, MarkdownView, TFile, WorkspaceLeaf } from "obsidian";
+import { type App, FileSystemAdapter, MarkdownView, Notice, Platform, TFile, WorkspaceLeaf } from "obsidian";
 
 import { SidecarClient } from "../../src/client";
 import { askToReindex } from "../../src/models/embeddingModal";
+import { MobileServices } from "../../src/remote/mobile";
 import { displayEmbeddingSection } from "../../src/models/embeddingSection";
 import { DEFAULT_SETTINGS, normalizeFolder, normalizeSidecarUrl, type VaultRagSettings } from "../../src/settings";
 import { serveCommandLine } from "../../src/sidecar/command";
@@ -74,6 +83,9 @@ declare global {
       links: OpenedLink[];
       hovers: { source: string; linktext: string; scroll: number | null }[];
       errors: string[];
+      /** `&remote=1`: the Notices shown. */
+      notices?: string[];
+      mobile?: MobileServices;
       openNote(path: string, text: string): void;
       showLog(): void;
       unload(): Promise<void>;
@@ -194,6 +206,11 @@ async function main(): Promise<void> {
       getMarkdownFiles: () => Object.keys(metadata.notes).map(fileOf),
     },
     metadataCache: {
+      // `&remote=1`: a phone holds the notes its sync brought (those of `&metadata=`).
+      getFirstLinkpathDest: (linkpath: string) => {
+        const path = linkpath.endsWith(".md") ? linkpath : `${linkpath}.md`;
+        return metadata.notes[path] ? fileOf(path) : null;
+      },
       getFileCache: (file: TFile) => (metadata.notes[file.path] ? { headings: metadata.notes[file.path]?.headings } : null),
       resolvedLinks: metadata.resolvedLinks,
       fileToLinktext: (file: TFile) => file.basename,
@@ -209,7 +226,29 @@ async function main(): Promise<void> {
     const View = MarkdownView as unknown as new (leaf: WorkspaceLeaf, editor: unknown, file: TFile) => MarkdownView;
     noteView = new View(noteLeaf, textareaEditor(editorEl), editorFile);
   }
-  const client = new SidecarClient(() => ({ url: settings.sidecarUrl, token: settings.token }));
+  const remote = params.get("remote") === "1";
+  let mobile: MobileServices | undefined;
+  if (remote) {
+    (Platform as { isMobile: boolean }).isMobile = true;
+    document.body.classList.add("phone");
+    const SECRETS = "vault-rag-e2e-secrets";
+    const DATA = "vault-rag-e2e-remote-data";
+    const stored = JSON.parse(window.localStorage.getItem(DATA) ?? "{}") as Partial<VaultRagSettings>;
+    settings.remoteDevices = stored.remoteDevices ?? {};
+    settings.remoteSecrets = {};
+    const secrets = JSON.parse(window.localStorage.getItem(SECRETS) ?? "{}") as Record<string, string>;
+    mobile = new MobileServices(app as unknown as App, () => settings, {
+      save: async () => window.localStorage.setItem(DATA, JSON.stringify({ remoteDevices: settings.remoteDevices })),
+      secrets: {
+        getSecret: (id) => secrets[id] ?? null,
+        setSecret: (id, value) => {
+          secrets[id] = value;
+          window.localStorage.setItem(SECRETS, JSON.stringify(secrets));
+        },
+      },
+    });
+  }
+  const client = mobile?.client ?? new SidecarClient(() => ({ url: settings.sidecarUrl, token: settings.token }));
   let supervisor: SidecarSupervisor | null = null;
   let sidecar = undefined;
   const command = () => serveCommandLine(settings.sidecarCommand, vaultPath, settings.sidecarUrl);
@@ -240,7 +279,7 @@ async function main(): Promise<void> {
     if (supervisor !== null) new SidecarLogModal(app as never, supervisor.log, () => (supervisor as SidecarSupervisor).state).open();
   };
   const reportError = (error: unknown) => errors.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
-  const view = new AskView(new Leaf(app), { client, settings: () => settings, reportError, sidecar });
+  const view = new AskView(new Leaf(app), mobile ? { ...mobile.viewHost, reportError } : { client, settings: () => settings, reportError, sidecar });
   document.getElementById("app")?.appendChild(view.containerEl);
   await view.onOpen();
   // `&settings=1`: the settings tab's "Embedding model" section in `#settings`, on the same client,
@@ -255,7 +294,7 @@ async function main(): Promise<void> {
   }
   let related: RelatedView | null = null;
   if (params.get("related") === "1") {
-    related = new RelatedView(new Leaf(app), { client, reportError });
+    related = new RelatedView(new Leaf(app), mobile ? { ...mobile.viewHost, reportError } : { client, reportError });
     document.getElementById("related")?.appendChild(related.containerEl);
     related.load();
     await related.onOpen();
@@ -272,6 +311,7 @@ async function main(): Promise<void> {
     links,
     hovers,
     errors,
+    ...(mobile ? { mobile, notices: (Notice as unknown as { shown: string[] }).shown } : {}),
     openNote: (path, text) => {
       activeFile = editorFile = fileOf(path);
       if (noteView !== null) noteView.file = editorFile;
@@ -285,6 +325,12 @@ async function main(): Promise<void> {
       await supervisor?.stop();
     },
   };
+  const pair = params.get("pair");
+  if (mobile && pair) {
+    const [url, code] = pair.split(",");
+    await mobile.pairFromLink({ url, code });
+    await view.poller?.poll();
+  }
   document.body.dataset.ready = "true";
   // `&ask=question`: ask at once (for a headless run without a driver).
   const question = params.get("ask");

@@ -52,6 +52,8 @@ export interface SidecarOptions {
   startTimeoutMs?: number;
   /** More `VAULT_RAG_*` settings for the sidecar (e.g. `VAULT_RAG_EMBEDDINGS=hash`). */
   env?: Record<string, string>;
+  /** More arguments of `serve` (e.g. `--remote-listen 127.0.0.2:PORT`). */
+  serveArgs?: string[];
 }
 
 /** The sample vault bundled with the sidecar (`vault_rag.serving.sample.sample_vault_path()`). */
@@ -93,7 +95,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     VAULT_RAG_SERVER_CORS_ORIGINS: JSON.stringify(options.origins),
     ...options.env,
   });
-  const args = ["-m", "vault_rag", "serve", "--vault", vault, "--data-dir", dataDir, "--port", String(port)];
+  const args = ["-m", "vault_rag", "serve", "--vault", vault, "--data-dir", dataDir, "--port", String(port), ...(options.serveArgs ?? [])];
   const child: ChildProcess = spawn(python, args, { env, cwd: tmp, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let stdout = "";
   const lines: string[] = [];
