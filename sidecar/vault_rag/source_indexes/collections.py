@@ -18,6 +18,7 @@ from pathlib import Path
 
 from vault_rag.chunking.pipeline import chunk_options
 from vault_rag.embeddings.base import EmbeddingProvider
+from vault_rag.graph_store.sync import sync_graph
 from vault_rag.index.stores.factory import open_vector_store
 from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.updates.records import IndexSummary
@@ -144,6 +145,8 @@ def index_source(
             with indexer.lock:
                 index.clear()
         summary = run(indexer) if run is not None else indexer.run()
+        if spec.kind == "code":  # its relations follow the index (`graph_store/sync.py`)
+            sync_graph(index, max_code_kb=settings.max_code_kb)
         return SourceRun(spec.name, summary=summary)
     except Exception as exc:  # one source's failure must not stop the others
         return SourceRun(spec.name, error=f"source {spec.name!r}: {exc}")
