@@ -72,9 +72,11 @@ def find_symbol(store: GraphStore, query: str, limit: int = 20) -> tuple[list[Sy
     if not name:
         return [], 0
     rows = store.symbols_named(name, nocase=True)
+    if any(r.name == name for r in rows):  # `Helper` is not Python's `helper`
+        rows = [r for r in rows if r.name == name]
     wanted = name_parts(query)
     if len(wanted) > 1:
-        rows = [r for r in rows if ends_with(name_parts(r.qualified), wanted, nocase=True)]
+        rows = [r for r in rows if _qualified_match(r, wanted)]
 
     def rank(r: SymbolRow) -> tuple:
         return (
@@ -131,8 +133,11 @@ def relations(
                     found.append(_edge_holder(store, edge, "derived", confidence, why))
     elif relation == "contains":
         if subject is None:
-            rows = [r for r in store.symbols_in(file) if not r.parent]
-            found = [_of_symbol(r, "contains", 1.0, "same file") for r in rows]
+            rows = store.symbols_in(file)
+            named = {r.qualified for r in rows}  # (a namespace is no symbol: `eng::Base` is top)
+            found = [
+                _of_symbol(r, "contains", 1.0, "in the file") for r in rows if r.parent not in named
+            ]
         else:
             for row in store.children_of(subject.name):
                 if ends_with(name_parts(row.parent), name_parts(subject.qualified)) or ends_with(
@@ -176,7 +181,7 @@ def relations(
                             edge.line,
                         )
                     )
-    found.sort(key=lambda r: (-r.confidence, -r.count, r.path or "~", r.at_line, r.name))
+    found.sort(key=lambda r: (-r.confidence, -r.count, r.path or "~", r.line_start, r.name))
     out.total = len(found)
     out.items = found[:limit]
     return out
@@ -330,6 +335,9 @@ class _Resolver:
             ]
             if same_class:
                 return self._spread(same_class, 0.95 if hint == "self" else 0.9, "same class")
+            inherited = self._inherited(rows, caller_class)
+            if inherited:
+                return self._spread(inherited, 0.85, "base class")
         same_file = [r for r in rows if r.path == path]
         if same_file:
             return self._spread(same_file, 0.8, "same file")
@@ -338,6 +346,23 @@ class _Resolver:
         confidence = max(0.02, round(0.5 / len(rows), 3))
         rows = sorted(rows, key=lambda r: (r.path, r.line_start))[: self.SHOWN]
         return [(r, confidence, f"ambiguous: {len(rows)} definitions") for r in rows]
+
+    def _inherited(self, rows: list[SymbolRow], caller_class: tuple[str, ...]) -> list[SymbolRow]:
+        """The candidates defined in a base of the caller's class (three levels up at most)."""
+        seen: set[str] = set()
+        level = ["::".join(caller_class)]
+        for _ in range(3):
+            bases = {last_part(b) for q in level for b in self.store.bases_written(q)} - seen
+            if not bases:
+                return []
+            seen |= bases
+            found = [r for r in rows if r.parent and last_part(r.parent) in bases]
+            if found:
+                return found
+            level = sorted(
+                d.qualified for b in bases for d in self.definitions(b) if d.kind in CLASS_KINDS
+            )
+        return []
 
     def _spread(
         self, rows: list[SymbolRow], best: float, why: str
@@ -374,6 +399,21 @@ class _Resolver:
             return [(candidates[0], 0.9, "unique path")]
         confidence = max(0.05, round(0.6 / len(candidates), 3))
         return [(p, confidence, f"ambiguous: {len(candidates)} files") for p in candidates[:10]]
+
+
+def _qualified_match(row: SymbolRow, wanted: tuple[str, ...]) -> bool:
+    """`A::f` ends `ns::A::f`; `pkg.mod.A.f` is `A::f` in a file `…/pkg/mod.py` (any case)."""
+    own = name_parts(row.qualified)
+    if ends_with(own, wanted, nocase=True):
+        return True
+    stem = row.path.rsplit(".", 1)[0].lower()
+    for cut in range(1, len(wanted)):
+        module, inside = wanted[:cut], wanted[cut:]
+        if ends_with(own, inside, nocase=True) and len(own) == len(inside):
+            tail = "/".join(module).lower()
+            if stem == tail or stem.endswith("/" + tail):
+                return True
+    return False
 
 
 def name_parts(name: str) -> tuple[str, ...]:

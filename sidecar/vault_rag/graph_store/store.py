@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_target ON edges(kind, target_name);
 CREATE INDEX IF NOT EXISTS edges_source ON edges(path, source);
+CREATE INDEX IF NOT EXISTS edges_holder ON edges(kind, source);
 """
 
 
@@ -90,7 +91,7 @@ class EdgeRow:
 
 def last_part(name: str, kind: str = "") -> str:
     """The part of a written name that a definition is looked up by."""
-    if kind in (INCLUDES, "imports") and "/" in name:
+    if kind == INCLUDES or (kind == "imports" and "/" in name):
         return name.rstrip("/").rsplit("/", 1)[-1]
     if kind == "imports":
         return name.strip(".").rsplit(".", 1)[-1] if name.strip(".") else ""
@@ -236,6 +237,15 @@ class GraphStore:
             sql += " AND source = ?"
             args += (source,)
         return self._edges(sql + " ORDER BY line LIMIT ?", (*args, limit))
+
+    def bases_written(self, qualified: str) -> list[str]:
+        """The base names written by every definition of the class `qualified`."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT DISTINCT target FROM edges WHERE kind = 'inherits' AND source = ?",
+                (qualified,),
+            ).fetchall()
+        return [r[0] for r in rows]
 
     def _edges(self, sql: str, args: tuple) -> list[EdgeRow]:
         with self._lock:
