@@ -137,6 +137,10 @@ def write_tree(repo: Path) -> None:
             "BEGIN_CLASS(Hidden) public: void Inside() { Log(); } END_CLASS\n", ""
         ),
         "src/cut.cpp": CUT_CPP,
+        # an export macro before the class name; a class inside a function body
+        "src/export.h": '#include "core.h"\n\nclass ENG_EXPORT Widget : public eng::Base {\n'
+        "public:\n    void Draw() {}\n};\n\nvoid MakeLocal() {\n"
+        "    struct Local : public eng::Base {};\n}\n",
         "src/spam.cpp": '#include "util.h"\n\nvoid Spam() {\n'
         + "    Log();\n" * SPAM_CALLS
         + "}\n",

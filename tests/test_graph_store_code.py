@@ -65,7 +65,7 @@ def test_the_index_run_wrote_the_graph(built) -> None:
         store.close()
     finally:
         index.close()
-    assert counts["files"] == 13 and counts["symbols"] > FAN_IN and counts["edges"] > FAN_IN
+    assert counts["files"] == 14 and counts["symbols"] > FAN_IN and counts["edges"] > FAN_IN
 
 
 def test_find_symbol_by_name_and_qualified_name(store) -> None:
@@ -146,7 +146,13 @@ def test_fan_out_is_bounded(store) -> None:
 def test_inheritance(store) -> None:
     actor, base = _one(store, "eng::Actor"), _one(store, "eng::Base")
     assert _names(relations(store, actor, "bases")) == {"eng::Base": pytest.approx(0.8)}
-    assert set(_names(relations(store, base, "derived"))) == {"eng::Actor"}
+    derived = relations(store, base, "derived").items
+    assert {(r.symbol, r.kind) for r in derived} == {
+        ("eng::Actor", "class"),
+        ("Widget", "class"),  # `class ENG_EXPORT Widget`: the export macro is no name
+        ("MakeLocal::Local", "class"),  # a class inside a function body is no symbol
+    }
+    assert _one(store, "Widget").kind == "class"
     assert set(_names(relations(store, actor, "derived"))) == {"eng::Pawn"}
     user, model = _one(store, "User"), _one(store, "Model")
     assert set(_names(relations(store, user, "bases"))) == {"Model"}
@@ -223,7 +229,7 @@ def test_the_graph_follows_the_index(tmp_path: Path) -> None:
         store = open_graph(index)
         try:
             assert find_symbol(store, "Stale")[1] == 0
-            assert store.counts()["files"] == 12
+            assert store.counts()["files"] == 13
             assert store.get_meta("version") != "0/0"
         finally:
             store.close()

@@ -201,12 +201,12 @@ def _edge_holder(
             ),
             None,
         )
-    if holder is None:
+    if holder is None:  # the file itself, or a class inside a function body (no symbol)
         return Related(
             relation,
             edge.path,
             edge.source or None,
-            "file",
+            ("class" if relation == "derived" else "function") if edge.source else "file",
             edge.line,
             edge.line,
             confidence,

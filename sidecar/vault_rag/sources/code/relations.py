@@ -42,6 +42,9 @@ _SELF = frozenset({"self", "this", "cls", "*this", "(*this)", "base", "super"})
 _QUALIFIED = frozenset({"qualified_identifier", "scoped_identifier"})
 _PLAIN = frozenset({"identifier", "field_identifier", "type_identifier", "property_identifier"})
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+# `class LEVELDB_EXPORT DB {`: an export macro between `class` and the name makes the grammar
+# read a function; blanked here (the graph's own parse; the units keep theirs).
+_EXPORT_MACRO = re.compile(rb"(\b(?:class|struct)\s+)([A-Z][A-Z0-9_]*_(?:EXPORT|API|DLL))\b")
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def relations_of(
 ) -> FileGraph:
     """The symbols and edges of one file (`source` is its text, `lines` split from it)."""
     if spec.name in ("c", "cpp"):
-        source = blank_macros(source)
+        source = _EXPORT_MACRO.sub(lambda m: m[1] + b" " * len(m[2]), blank_macros(source))
     root = parser.parse(source).root_node
     symbols = symbols_of(root, spec, lines)
     owners = _Owners(symbols, len(lines))
@@ -84,6 +87,8 @@ def relations_of(
                 continue
             owner = owners.around(node.start_point[0] + 1, node.end_point[0] + 1)
             source_name, source_line = (owner.name, owner.start) if owner else ("", 0)
+            if kind == INHERITS:
+                source_name, source_line = _class_holder(node, owner, source_name, source_line)
             key = (kind, source_name, source_line, target, hint)
             seen = found.get(key)
             line = node.start_point[0] + 1
@@ -161,6 +166,20 @@ def _edges_at(node: Any, include: str) -> list[tuple[str, str, str]]:
         path = node.child_by_field_name("path")
         return [(include, _text(path).strip('"`'), "")] if path is not None else []
     return []
+
+
+def _class_holder(node: Any, owner: Symbol | None, name: str, line: int) -> tuple[str, int]:
+    """The class a base list belongs to: the innermost symbol when it is that class, else (a
+    class inside a function body, which is no symbol) its name under the symbol around it."""
+    holder = node.parent
+    while holder is not None and holder.child_by_field_name("name") is None:
+        holder = holder.parent
+    if holder is None:
+        return name, line
+    own = _strip_templates(_text(holder.child_by_field_name("name")))
+    if owner is not None and owner.path and owner.path[-1] == own:
+        return name, line
+    return (f"{owner.name}::{own}" if owner is not None else own), holder.start_point[0] + 1
 
 
 def _callee(node: Any) -> tuple[str, str] | None:
