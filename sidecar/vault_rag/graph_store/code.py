@@ -111,7 +111,7 @@ def relations(
         for edge in edges[:max_scan]:
             for target, confidence, why in resolver.resolve(edge, CALLABLE):
                 if target == subject:
-                    found.append(_edge_holder(store, edge, "callers", confidence, why))
+                    found.append(resolver.holder(edge, "callers", confidence, why))
     elif relation == "callees" and subject is not None:
         edges = store.edges_from(["calls"], subject.path, subject.qualified, max_scan + 1)
         out.truncated = len(edges) > max_scan
@@ -130,7 +130,7 @@ def relations(
         for edge in edges[:max_scan]:
             for target, confidence, why in resolver.resolve(edge, CLASS_KINDS):
                 if target == subject:
-                    found.append(_edge_holder(store, edge, "derived", confidence, why))
+                    found.append(resolver.holder(edge, "derived", confidence, why))
     elif relation == "contains":
         if subject is None:
             rows = store.symbols_in(file)
@@ -188,19 +188,15 @@ def relations(
 
 
 def _edge_holder(
-    store: GraphStore, edge: EdgeRow, relation: str, confidence: float, why: str
+    holders: dict[tuple[str, int], SymbolRow],
+    edge: EdgeRow,
+    relation: str,
+    confidence: float,
+    why: str,
 ) -> Related:
-    """The symbol (or file) holding `edge`: the caller, the derived class."""
-    holder = None
-    if edge.source:
-        holder = next(
-            (
-                s
-                for s in store.symbols_in(edge.path)
-                if s.qualified == edge.source and s.line_start == edge.source_line
-            ),
-            None,
-        )
+    """The symbol (or file) holding `edge`: the caller, the derived class (`holders`: the
+    symbols of the edge's file by name and first line)."""
+    holder = holders.get((edge.source, edge.source_line)) if edge.source else None
     if holder is None:  # the file itself, or a class inside a function body (no symbol)
         return Related(
             relation,
@@ -302,6 +298,14 @@ class _Resolver:
     def __init__(self, store: GraphStore) -> None:
         self.store = store
         self._named: dict[str, list[SymbolRow]] = {}
+        self._files: dict[str, dict[tuple[str, int], SymbolRow]] = {}  # path → its symbols
+
+    def holder(self, edge: EdgeRow, relation: str, confidence: float, why: str) -> Related:
+        symbols = self._files.get(edge.path)
+        if symbols is None:
+            symbols = {(s.qualified, s.line_start): s for s in self.store.symbols_in(edge.path)}
+            self._files[edge.path] = symbols
+        return _edge_holder(symbols, edge, relation, confidence, why)
 
     def definitions(self, name: str) -> list[SymbolRow]:
         if name not in self._named:
