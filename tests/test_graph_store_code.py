@@ -235,3 +235,60 @@ def test_the_graph_follows_the_index(tmp_path: Path) -> None:
             store.close()
     finally:
         index.close()
+
+
+class _Parts:
+    """What the services need (`services.parts.VaultParts`), as the server holds it."""
+
+    def __init__(self, settings) -> None:
+        from vault_rag.source_indexes.service import ServedSources
+        from vault_rag.vault.exclusions import Exclusions
+
+        self.settings = settings
+        self.index = open_index(settings)
+        self.exclusions = Exclusions.load(settings, settings.resolved_data_dir())
+        self.prior = None
+        self.sources = ServedSources(settings, self.index)
+
+    def close(self) -> None:
+        self.sources.close()
+        self.index.close()
+
+
+def test_what_the_rules_now_leave_out_is_never_served(tmp_path: Path) -> None:
+    """A code file the source's rules exclude after it was indexed, and notes of a folder
+    excluded after they were indexed, are not served before the next index run drops them."""
+    from vault_rag.services.code_graph import find_symbols, note_links, symbol_relations
+    from vault_rag.services.errors import ServiceError
+    from vault_rag.settings import SourceSpec
+    from vault_rag.source_indexes.specs import save_added
+
+    settings, _vault, repo = build(tmp_path)
+    parts = _Parts(settings)
+    try:
+        found, _ = find_symbols(parts, "Helper")
+        assert {d.path for d in found} == {"src/util.cpp", "src/other.cpp"}
+        assert len(note_links(parts, "Hub.md").out) == 2
+        assert symbol_relations(parts, "notes", symbol="Actor::Spawn").items
+        with pytest.raises(ServiceError, match="needs a symbol"):
+            symbol_relations(parts, "callers", path="src/util.cpp")
+    finally:
+        parts.close()
+
+    data = settings.resolved_data_dir()
+    save_added(data, [SourceSpec(name="engine", path=repo, kind="code", exclude=["other.cpp"])])
+    narrowed = settings.model_copy(update={"exclude": ["Private", "Engine"]})
+    parts = _Parts(narrowed)
+    try:
+        found, _ = find_symbols(parts, "Helper")
+        assert {d.path for d in found} == {"src/util.cpp"}
+        callees = symbol_relations(parts, "callees", symbol="Actor::Spawn")
+        assert "src/other.cpp" not in {r.path for _, r in callees.items}
+        helper = [r for _, r in callees.items if r.name == "Helper"]
+        assert [r.path for r in helper] == ["src/util.cpp"]
+        assert note_links(parts, "Hub.md").out == []  # both targets are under Engine/ now
+        assert symbol_relations(parts, "notes", symbol="Actor::Spawn").items == []
+        with pytest.raises(ServiceError, match="excluded"):
+            note_links(parts, "Engine/Actors.md")
+    finally:
+        parts.close()

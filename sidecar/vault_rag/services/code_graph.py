@@ -24,6 +24,7 @@ from vault_rag.services.search import searched
 from vault_rag.source_indexes.specs import VAULT, all_specs, path_rules
 
 SYMBOL_RELATIONS = (*RELATIONS, "notes")
+FILE_RELATIONS = ("contains", "includes", "included_by")  # of a file, given `path` alone
 MAX_LIMIT = 500
 
 
@@ -157,6 +158,8 @@ def symbol_relations(
     _limit(limit)
     if not (symbol or "").strip() and not (path or "").strip():
         raise bad_input("give a symbol, or a file's path")
+    if not (symbol or "").strip() and relation not in FILE_RELATIONS:
+        raise bad_input(f"relation {relation!r} needs a symbol", relation=relation)
     wanted = [collection] if collection else None
     with code_graphs(parts, wanted) as graphs:
         if not graphs:
