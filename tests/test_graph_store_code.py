@@ -292,3 +292,19 @@ def test_what_the_rules_now_leave_out_is_never_served(tmp_path: Path) -> None:
             note_links(parts, "Engine/Actors.md")
     finally:
         parts.close()
+
+
+def test_a_damaged_graph_is_set_aside_and_built_again(tmp_path: Path) -> None:
+    settings, _vault, repo = build(tmp_path)
+    folder = settings.resolved_data_dir() / "sources" / "engine"
+    graph = folder / "graph.sqlite3"
+    graph.write_bytes(b"this is no database" * 100)
+    (repo / "src" / "new.cpp").write_text("void Fresh() { Log(); }\n", encoding="utf-8")
+    index_all(settings)  # the source opens (doctor sets the file aside), indexes, syncs
+    assert any(p.name.startswith("graph.sqlite3.damaged-") for p in folder.iterdir())
+    store = GraphStore(graph)
+    try:
+        assert store.counts()["files"] == 15
+        assert find_symbol(store, "Fresh")[1] == 1
+    finally:
+        store.close()
