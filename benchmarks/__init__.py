@@ -24,6 +24,7 @@ BENCHMARKS = {
     "mcp_start": "start-up of `vault-rag mcp` over stdio",
     "pdf": "PDF text extraction: pypdfium2 vs pypdf, speed and CJK text",
     "code_parse": "a code source tree to units outside the model: files/s, symbols/s",
+    "graph_build": "a code tree's relations (issue 43): build time, size, question latency",
     "embedding_switch": "an embedding model switch: the estimated vs the measured re-embedding",
     "remote": "search and ask over the sealed remote listener vs loopback, and pairing time",
     "web": "web sources: page extraction compared; crawl, first index and a 304 refresh",

@@ -40,7 +40,17 @@ SETTINGS = {
     "server_watch": False,
 }
 NANITE = "Rendering/Lumen 与 Nanite.md"
-TOOLS = {"search_notes", "ask_vault", "read_note", "related_notes", "list_notes", "vault_status"}
+TOOLS = {
+    "search_notes",
+    "ask_vault",
+    "read_note",
+    "related_notes",
+    "list_notes",
+    "vault_status",
+    "find_symbol",
+    "symbol_relations",
+    "note_links",
+}
 
 
 def build_vault(root: Path) -> tuple[Path, Path]:
@@ -176,6 +186,14 @@ async def check_every_tool(client: Client, vault: Path, served_by: str) -> None:
     assert answer["extractive"] is True and answer["citations"]
     assert NANITE in {c["note"] for c in answer["citations"]}
 
+    links = await call(client, "note_links", path="踩坑记录 Pitfalls.md")
+    assert ("C++/UObject 与 GC.md", "embed") in {(o["note"], o["kind"]) for o in links["out"]}
+    back = await call(client, "note_links", path="C++/UObject 与 GC.md")
+    assert "踩坑记录 Pitfalls.md" in {b["note"] for b in back["back"]}
+    assert back["cite"] == "[[C++/UObject 与 GC]]"
+    # no code source beside this vault: no definitions (and no error)
+    assert (await call(client, "find_symbol", name="UObject::BeginDestroy"))["definitions"] == []
+
     status = await call(client, "vault_status")
     assert status["notes"] == len(indexed_notes(vault)) and status["excluded_folders"] == 1
     assert status["served_by"] == served_by
@@ -195,6 +213,8 @@ async def check_bad_input(client: Client) -> None:
     )
     assert "ISO 8601" in await error(client, "list_notes", modified_since="last tuesday")
     assert "cursor" in await error(client, "list_notes", cursor="!!not-a-cursor")
+    assert "no_code" in await error(client, "symbol_relations", relation="callers", symbol="f")
+    assert "not_found" in await error(client, "note_links", path="No Such Note.md")
 
 
 async def check_exclusions(client: Client) -> None:
@@ -214,6 +234,10 @@ async def check_exclusions(client: Client) -> None:
     assert all(not (c["note"] or "").startswith("Private/") for c in answer["citations"])
     listed = await call(client, "list_notes")
     assert all(not n["path"].startswith("Private/") for n in listed["notes"])
+    assert "excluded" in await error(client, "note_links", path="Private/Secret.md")
+    assert "excluded" in await error(client, "note_links", path=NANITE, other="Private/Secret.md")
+    leaky_links = await call(client, "note_links", path="Leaky.md")
+    assert "Private/" not in str(leaky_links)
 
 
 def readme_servers() -> list[dict[str, Any]]:

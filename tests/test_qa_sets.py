@@ -106,8 +106,26 @@ NOTES_VAULT = Path(__file__).parent / "data" / "leveldb_notes"
 PROJECT = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+@[0-9a-f]{40}$")
 
 
+# Relational sets (issue 43): a relation of a symbol or file of a code project, checked by
+# `scripts/graph_eval.py` against relations it greps from the checkout itself (no gold stored).
+GRAPH_SETS = {"graph-leveldb": 20}  # stem -> least questions
+GRAPH_RELATIONS = {"callers", "callees", "bases", "derived", "includes", "included_by"}
+
+
 def test_every_set_exists():
-    assert sorted(p.stem for p in QA_DIR.glob("*.jsonl")) == sorted({*SETS, *PDF_SETS, *CODE_SETS})
+    assert sorted(p.stem for p in QA_DIR.glob("*.jsonl")) == sorted(
+        {*SETS, *PDF_SETS, *CODE_SETS, *GRAPH_SETS}
+    )
+
+
+@pytest.mark.parametrize("stem", sorted(GRAPH_SETS))
+def test_graph_sets_name_a_relation_and_a_subject(stem: str):
+    rows = _load(stem)
+    assert len(rows) >= GRAPH_SETS[stem] and len({r["id"] for r in rows}) == len(rows)
+    for row in rows:
+        assert PROJECT.match(row["project"]) and row["relation"] in GRAPH_RELATIONS, row["id"]
+        assert row.get("symbol") or row.get("path"), row["id"]
+        assert set(row) <= {"id", "question", "relation", "symbol", "path", "project"}, row["id"]
 
 
 @pytest.mark.parametrize("stem", sorted(CODE_SETS))

@@ -47,6 +47,8 @@ PARTS = (
     Part("index manifest", "manifest.sqlite3", "manifest.sqlite3", True),
     Part("vector store (Chroma)", "chroma", "chroma/chroma.sqlite3", True),
     Part("lexical index (BM25)", "lexical", "lexical/lexical.sqlite3", True),
+    # a code source's relations (`graph_store/`): filled again by its next index run
+    Part("code graph", "graph.sqlite3", "graph.sqlite3", True),
     Part("conversations", "threads.sqlite3", "threads.sqlite3", False),
     Part("answers and ratings", "feedback.sqlite3", "feedback.sqlite3", False),
 )

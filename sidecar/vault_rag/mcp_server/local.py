@@ -198,6 +198,67 @@ class LocalBackend:
         out = m.StatusOutput(**index_summary(self.parts()), served_by=self.served_by)
         return out, m.status_text(out)
 
+    def _find_symbol(
+        self, name: str, k: int = 10, collections: list[str] | None = None
+    ) -> Rendered:
+        from vault_rag.services.code_graph import find_symbols
+
+        if k > self.limits.max_k:
+            raise ServiceError(422, "invalid_request", f"k must be at most {self.limits.max_k}")
+        found, total = find_symbols(self.parts(), name, collections=collections or None, limit=k)
+        out = m.FindSymbolOutput(
+            query=name, definitions=[_symbol_def(d) for d in found], total=total
+        )
+        return out, m.find_symbol_text(out)
+
+    def _symbol_relations(
+        self,
+        relation: str,
+        symbol: str | None = None,
+        path: str | None = None,
+        collection: str | None = None,
+        limit: int = 50,
+    ) -> Rendered:
+        from vault_rag.services.code_graph import symbol_relations
+
+        found = symbol_relations(
+            self.parts(), relation, symbol=symbol, path=path, collection=collection, limit=limit
+        )
+        out = m.SymbolRelationsOutput(
+            relation=found.relation,
+            subject=_symbol_def(found.subject) if found.subject is not None else None,
+            path=found.path,
+            relations=[_relation(collection, r) for collection, r in found.items],
+            total=found.total,
+            truncated=found.truncated,
+            other_definitions=[_symbol_def(d) for d in found.other_definitions],
+        )
+        return out, m.relations_text(out)
+
+    def _note_links(
+        self, path: str, other: str | None = None, collection: str = "vault"
+    ) -> Rendered:
+        from vault_rag.services.code_graph import note_links
+
+        found = note_links(self.parts(), path, other=other, collection=collection)
+        out = m.NoteLinksOutput(
+            collection=found.collection,
+            path=found.path,
+            cite=vault_cite(found.path, ""),
+            out=[m.NoteLinkOut(note=n, kind=k, cite=vault_cite(n, "")) for n, k in found.out],
+            back=[m.NoteLinkOut(note=n, kind=k, cite=vault_cite(n, "")) for n, k in found.back],
+            tags=found.tags,
+            symbols=[
+                m.SymbolMentionOut(name=name, definition=_symbol_def(d), confidence=conf)
+                for name, _, d, conf in found.symbols
+            ],
+            other=found.other,
+            shared_out=found.shared_out,
+            shared_back=found.shared_back,
+            links_between=found.links_between,
+        )
+        return out, m.note_links_text(out)
+
     async def _ask(
         self, question: str, mode: str | None = None, collections: list[str] | None = None
     ) -> Rendered:
@@ -265,4 +326,48 @@ def _citation(c: dict[str, Any]) -> m.Citation:
         heading=c.get("heading"),
         line_start=c.get("line_start"),
         line_end=c.get("line_end"),
+    )
+
+
+def code_cite(path: str, line_start: int, line_end: int, symbol: str | None) -> str:
+    """As a code hit is cited (`graph/sources.code_cite`): `path:line-line (symbol)`."""
+    where = f"{path}:{line_start}-{line_end}"
+    return f"{where} ({symbol})" if symbol else where
+
+
+def _symbol_def(d: Any) -> m.SymbolDef:
+    return m.SymbolDef(
+        collection=d.collection,
+        path=d.path,
+        symbol=d.symbol,
+        kind=d.kind,
+        line_start=d.line_start,
+        line_end=d.line_end,
+        cite=code_cite(d.path, d.line_start, d.line_end, d.symbol),
+    )
+
+
+def _relation(collection: str, r: Any) -> m.RelationOut:
+    if r.path is None:
+        cite = None
+    elif r.kind == "note":
+        cite = vault_cite(r.path, "")
+    elif r.kind == "file":
+        cite = r.path if r.symbol is None else code_cite(r.path, r.at_line, r.at_line, r.symbol)
+    else:
+        cite = code_cite(r.path, r.line_start, r.line_end, r.symbol)
+    return m.RelationOut(
+        relation=r.relation,
+        collection=collection,
+        path=r.path,
+        symbol=r.symbol,
+        kind=r.kind,
+        line_start=r.line_start,
+        line_end=r.line_end,
+        confidence=r.confidence,
+        why=r.why,
+        name=r.name,
+        at_line=r.at_line,
+        count=r.count,
+        cite=cite,
     )

@@ -178,3 +178,107 @@ def list_text(out: NoteListOutput) -> str:
 def status_text(out: StatusOutput) -> str:
     data: dict[str, Any] = out.model_dump()
     return "\n".join(f"{k}: {v}" for k, v in data.items())
+
+
+# -- the code and note graph (issue 43) ------------------------------------------------------
+class SymbolDef(BaseModel):
+    collection: str = Field(description="The code source holding it")
+    path: str = Field(description="Its file, relative to the source's folder")
+    symbol: str = Field(description="Its qualified name, e.g. eng::Actor::Tick")
+    kind: str = Field(description="function, class, struct, enum, interface, …")
+    line_start: int
+    line_end: int
+    cite: str = Field(description="How to cite it: path:line-line (symbol)")
+
+
+class FindSymbolOutput(BaseModel):
+    query: str
+    definitions: list[SymbolDef]
+    total: int = Field(description="Definitions found (more than listed when over k)")
+
+
+class RelationOut(BaseModel):
+    relation: str = Field(description="callers, callees, bases, derived, contains, …, notes")
+    collection: str = Field(description="The collection of the related item")
+    path: str | None = Field(description="Its file or note; None: defined nowhere here")
+    symbol: str | None = Field(None, description="Its qualified name (None for a file or note)")
+    kind: str = Field(description="function, class, …, file, note, or external")
+    line_start: int
+    line_end: int
+    confidence: float = Field(description="0-1: how sure the name means this definition")
+    why: str = Field(description="How it was resolved: same class, same file, ambiguous, …")
+    name: str = Field("", description="The name as written where the relation is")
+    at_line: int = Field(0, description="The line of the call, base list or include")
+    count: int = Field(1, description="Calls of that name there")
+    cite: str | None = Field(None, description="path:line-line (symbol), or [[note]]")
+
+
+class SymbolRelationsOutput(BaseModel):
+    relation: str
+    subject: SymbolDef | None = Field(description="The definition asked about (None: a file)")
+    path: str = Field(description="The subject's file")
+    relations: list[RelationOut] = Field(description="Best first (confidence, then count)")
+    total: int = Field(description="Relations found (more than listed when over limit)")
+    truncated: bool = Field(description="More edges than read: a very common name")
+    other_definitions: list[SymbolDef] = Field(
+        default_factory=list, description="Other definitions of the name (pass path to choose)"
+    )
+
+
+class NoteLinkOut(BaseModel):
+    note: str
+    kind: str = Field(description="link, embed or canvas (an edge of a canvas)")
+    cite: str
+
+
+class SymbolMentionOut(BaseModel):
+    name: str = Field(description="The name as the note writes it")
+    definition: SymbolDef
+    confidence: float
+
+
+class NoteLinksOutput(BaseModel):
+    collection: str
+    path: str
+    cite: str
+    out: list[NoteLinkOut] = Field(description="Notes this note links to, embeds, or joins")
+    back: list[NoteLinkOut] = Field(description="Notes linking to, embedding or joining it")
+    tags: list[str]
+    symbols: list[SymbolMentionOut] = Field(description="Code symbols the note names")
+    other: str | None = Field(None, description="The second note, when asked")
+    shared_out: list[str] = Field(default_factory=list, description="Linked from both")
+    shared_back: list[str] = Field(default_factory=list, description="Linking to both")
+    links_between: list[str] = Field(default_factory=list, description="a → b, b → a")
+
+
+def find_symbol_text(out: FindSymbolOutput) -> str:
+    if not out.definitions:
+        return f"No definition of {out.query!r} in the code sources."
+    rows = [f"- {d.cite} [{d.kind}, {d.collection}]" for d in out.definitions]
+    return f"{out.total} definitions of {out.query!r}:\n" + "\n".join(rows)
+
+
+def relations_text(out: SymbolRelationsOutput) -> str:
+    subject = out.subject.cite if out.subject is not None else out.path
+    if not out.relations:
+        return f"No {out.relation} of {subject}."
+    rows = [
+        f"- {r.cite or r.name} (confidence {r.confidence:.2f}, {r.why}"
+        + (f", {r.count} calls" if r.count > 1 else "")
+        + ")"
+        for r in out.relations
+    ]
+    more = f" (first {len(out.relations)} of {out.total})" if out.total > len(out.relations) else ""
+    return f"{out.relation} of {subject}{more}:\n" + "\n".join(rows)
+
+
+def note_links_text(out: NoteLinksOutput) -> str:
+    lines = [f"{out.cite}: links out {len(out.out)}, backlinks {len(out.back)}"]
+    lines += [f"- out ({o.kind}): {o.cite}" for o in out.out]
+    lines += [f"- back ({b.kind}): {b.cite}" for b in out.back]
+    lines += [f"- tag: #{t}" for t in out.tags]
+    lines += [f"- names {s.name}: {s.definition.cite} ({s.confidence:.2f})" for s in out.symbols]
+    if out.other is not None:
+        lines.append(f"shared with {out.other}: out {out.shared_out}, back {out.shared_back}")
+        lines += [f"- {pair}" for pair in out.links_between]
+    return "\n".join(lines)

@@ -1,9 +1,10 @@
-"""The vault's MCP server (the official `mcp` SDK's `MCPServer`, spec 2026-07-28): six tools
+"""The vault's MCP server (the official `mcp` SDK's `MCPServer`, spec 2026-07-28): nine tools
 and the notes as resources, over any backend (`local.LocalBackend` on an open index,
 `remote.RemoteBackend` through a running sidecar's `/mcp`).
 
 Tools (each with its input schema, an output schema and readable text):
-`search_notes`, `ask_vault`, `read_note`, `related_notes`, `list_notes`, `vault_status`.
+`search_notes`, `ask_vault`, `read_note`, `related_notes`, `list_notes`, `vault_status`, and
+the code and note graph's `find_symbol`, `symbol_relations`, `note_links` (issue 43).
 Resources: every indexed note as `vault-rag://note/<path>` (each path segment
 percent-encoded), listed a page (`mcp_page_size`) at a time with a cursor; `text/markdown`,
 embeds resolved. No tool or resource writes to the vault.
@@ -31,7 +32,9 @@ from vault_rag.services.errors import ServiceError
 
 INSTRUCTIONS = """Search and read an Obsidian vault's notes (the person's own knowledge).
 search_notes finds passages, each with a [[note#heading]] link to cite; read_note reads a
-note with its ![[embeds]] resolved; ask_vault answers a question with cited passages. Cite
+note with its ![[embeds]] resolved; ask_vault answers a question with cited passages.
+find_symbol, symbol_relations (callers, callees, bases, derived, includes, notes naming it)
+and note_links (links, backlinks, tags, code it names) follow the code and note graph. Cite
 notes with the links given. Excluded folders are never served."""
 
 # As `collections` of `/v1/search` and `/v1/ask`: which indexes are searched.
@@ -166,6 +169,77 @@ def build_server(backend: Backend, limits: Limits, **kwargs: Any) -> VaultMCPSer
         """The vault's indexed notes by path, a page at a time (`next_cursor` continues)."""
         args = _args(folder=folder, tag=tag, modified_since=modified_since, cursor=cursor)
         return await backend.call_tool("list_notes", args)
+
+    @server.tool(annotations=READ_ONLY, title="Find a code symbol")
+    async def find_symbol(
+        name: Annotated[
+            str,
+            Field(description="A function, method or class: Tick, AActor::Tick, pkg.mod.Class"),
+        ],
+        k: Annotated[int, k_field] = 10,
+        collections: Annotated[
+            list[str] | None, Field(description="Code sources to look in; default: every one")
+        ] = None,
+    ) -> Annotated[CallToolResult, m.FindSymbolOutput]:
+        """Where a symbol is defined in the code sources beside the vault: each definition's
+        file, lines, kind and a citation (path:line-line (symbol)). A qualified name narrows
+        it (A::f, ns::A::f, pkg.mod.f); a plain one lists every definition of that name."""
+        return await backend.call_tool(
+            "find_symbol", _args(name=name, k=k, collections=collections)
+        )
+
+    @server.tool(annotations=READ_ONLY, title="A symbol's relations")
+    async def symbol_relations(
+        relation: Annotated[
+            Literal[
+                "callers",
+                "callees",
+                "bases",
+                "derived",
+                "contains",
+                "contained_by",
+                "includes",
+                "included_by",
+                "notes",
+            ],
+            Field(
+                description="callers/callees (calls), bases/derived (inheritance), contains/"
+                "contained_by (class and members), includes/included_by (#include, import; of "
+                "the symbol's file or of `path`), notes (vault notes naming the symbol)"
+            ),
+        ],
+        symbol: Annotated[
+            str | None, Field(description="The symbol, as for find_symbol (e.g. AActor::Tick)")
+        ] = None,
+        path: Annotated[
+            str | None,
+            Field(description="Its file (chooses among definitions); alone: the file's relations"),
+        ] = None,
+        collection: Annotated[str | None, Field(description="The code source")] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="How many relations, at most")] = 50,
+    ) -> Annotated[CallToolResult, m.SymbolRelationsOutput]:
+        """A code symbol's relations from the sources' tree-sitter parse, best first, each
+        with a confidence: calls are resolved by name (same class, base class, same file,
+        qualified, unique, or ambiguous across files, lower), so read a low confidence as
+        "maybe". Each relation cites its definition (path:line-line (symbol)) or note."""
+        args = _args(
+            relation=relation, symbol=symbol, path=path, collection=collection, limit=limit
+        )
+        return await backend.call_tool("symbol_relations", args)
+
+    @server.tool(annotations=READ_ONLY, title="A note's links")
+    async def note_links(
+        path: Annotated[str, Field(description="Vault-relative path, e.g. Folder/Note.md")],
+        other: Annotated[str | None, Field(description="A second note: what the two share")] = None,
+        collection: Annotated[
+            str, Field(description="'vault' or a source that is a vault or Markdown folder")
+        ] = "vault",
+    ) -> Annotated[CallToolResult, m.NoteLinksOutput]:
+        """A note's links out (links, embeds, canvas edges), its backlinks, its tags and the
+        code symbols it names (each with its definition and a confidence); with `other`, the
+        notes both link to, the notes linking to both, and links between the two."""
+        args = _args(path=path, other=other, collection=collection)
+        return await backend.call_tool("note_links", args)
 
     @server.tool(annotations=READ_ONLY, title="Vault status")
     async def vault_status() -> Annotated[CallToolResult, m.StatusOutput]:

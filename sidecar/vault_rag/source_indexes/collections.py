@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import logging
 import shutil
+import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from vault_rag.chunking.pipeline import chunk_options
 from vault_rag.embeddings.base import EmbeddingProvider
+from vault_rag.graph_store.sync import graph_path, sync_graph
 from vault_rag.index.stores.factory import open_vector_store
 from vault_rag.index.updates.indexer import Indexer
 from vault_rag.index.updates.records import IndexSummary
@@ -169,6 +172,8 @@ def index_source(
             with indexer.lock:
                 index.clear()
         summary = run(indexer) if run is not None else indexer.run()
+        if spec.kind == "code":  # its relations follow the index (`graph_store/sync.py`)
+            _sync_code_graph(index, settings, spec.name)
         return SourceRun(spec.name, summary=summary, crawl=report)
     except Exception as exc:  # one source's failure must not stop the others
         return SourceRun(spec.name, error=f"source {spec.name!r}: {exc}")
@@ -188,6 +193,20 @@ def web_options(settings: Settings, spec: SourceSpec) -> CrawlOptions:
         max_bytes=int(settings.web_max_page_mb * 1024 * 1024),
         max_retry_after=settings.web_max_retry_after,
     )
+
+
+def _sync_code_graph(index: VaultIndex, settings: Settings, name: str) -> None:
+    """The source's graph in step with its index; a graph SQLite finds damaged is set aside
+    and built again (it holds nothing the tree does not)."""
+    try:
+        sync_graph(index, max_code_kb=settings.max_code_kb)
+    except sqlite3.DatabaseError as exc:
+        if doctor.damaged_database(exc) is None:
+            raise
+        path = graph_path(index)
+        moved = doctor.set_aside(path, time.strftime("%Y%m%d-%H%M%S"))
+        log.warning("source %s: its code graph is damaged (%s): moved to %s", name, exc, moved)
+        sync_graph(index, max_code_kb=settings.max_code_kb)
 
 
 def open_searched(

@@ -68,6 +68,10 @@ class CodeKind:
             note.dependencies = [partner]
         return NoteChunks(note=note, chunks=units)
 
+    def read(self, path: Path) -> tuple[str, tuple[str, str] | None]:
+        """A file's text through this kind's guards, or ("", (warning code, message))."""
+        return self._read(path)
+
     def _read(self, path: Path) -> tuple[str, tuple[str, str] | None]:
         try:
             size = path.stat().st_size

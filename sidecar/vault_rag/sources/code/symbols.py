@@ -71,9 +71,15 @@ def parse_symbols(parser: Any, spec: LanguageSpec, source: bytes, lines: list[st
     if spec.name in ("c", "cpp"):
         source = blank_macros(source)
     tree = parser.parse(source)
+    return ParsedFile(symbols_of(tree.root_node, spec, lines), count_errors(tree.root_node))
+
+
+def symbols_of(root: Any, spec: LanguageSpec, lines: list[str]) -> list[Symbol]:
+    """The symbols under a parsed tree's `root` (the source parsed as `parse_symbols` does:
+    C/C++ with its macros blanked); `relations.py` walks the same tree for its edges."""
     found: list[Symbol] = []
-    _walk(tree.root_node, spec, (), found, None, lines)
-    return ParsedFile(found, _count_errors(tree.root_node))
+    _walk(root, spec, (), found, None, lines)
+    return found
 
 
 def declarations(
@@ -272,8 +278,8 @@ def _widen(row: int, spec: LanguageSpec, lines: list[str]) -> int:
     return row
 
 
-def _count_errors(node: Any) -> int:
+def count_errors(node: Any) -> int:
     if not node.has_error:
         return 0
     count = int(node.type == "ERROR" or node.is_missing)
-    return count + sum(_count_errors(child) for child in node.children)
+    return count + sum(count_errors(child) for child in node.children)
