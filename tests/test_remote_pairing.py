@@ -137,6 +137,8 @@ def test_the_allow_list() -> None:
         "/v1/models",
         "/v1/devices",
         "/v1/devices/pair",
+        "/v1/sources",
+        "/v1/sources/docs",
         "/mcp",
         "/v1/threads/../x",
         "/v1/search/",

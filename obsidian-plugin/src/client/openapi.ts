@@ -470,6 +470,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a source beside the vault and start indexing it
+         * @description 422 `invalid_source`: a bad name, kind, path or URL (file:// and other non-HTTP URLs are refused), as `vault-rag sources add` says it.
+         */
+        post: operations["add_source_v1_sources_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sources/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove an added source and its index */
+        delete: operations["remove_source_v1_sources__name__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -591,7 +628,7 @@ export interface components {
             default: "all" | "vault";
             /**
              * Scanning
-             * @description The start-up indexing of the sources is still running
+             * @description The start-up indexing of the sources, or a new source's first (added with `POST /v1/sources`), is still running
              */
             scanning: boolean;
             /**
@@ -929,6 +966,24 @@ export interface components {
              * @default false
              */
             confirm?: boolean;
+        };
+        /** ErrorBody */
+        ErrorBody: {
+            /**
+             * Code
+             * @description Stable machine-readable word, e.g. `unauthorized`.
+             */
+            code: string;
+            /**
+             * Message
+             * @description For people.
+             */
+            message: string;
+            /**
+             * Detail
+             * @default null
+             */
+            detail?: unknown;
         };
         /** ExcludeState */
         ExcludeState: {
@@ -1591,6 +1646,86 @@ export interface components {
              */
             why: string;
         };
+        /** SourceAdd */
+        SourceAdd: {
+            /**
+             * Name
+             * @description Its collection name: a-z, 0-9, _ and -, at most 32
+             */
+            name: string;
+            /**
+             * Kind
+             * @description code (a source tree), vault (another vault), markdown, or web (online docs)
+             * @enum {string}
+             */
+            kind: "code" | "vault" | "markdown" | "web";
+            /**
+             * Path
+             * @description The folder on the sidecar's machine (absolute); not for `web`
+             */
+            path?: string | null;
+            /**
+             * Url
+             * @description `web`: the http(s) start URL; the crawl stays under its folder
+             */
+            url?: string | null;
+            /**
+             * Include
+             * @description Only these (gitignore-style; web: URL paths)
+             */
+            include?: string[];
+            /**
+             * Exclude
+             * @description Leave these out (gitignore-style; web: URL paths)
+             */
+            exclude?: string[];
+            /**
+             * Max Pages
+             * @description `web`: keep at most this many pages (default: web_max_pages)
+             */
+            max_pages?: number | null;
+        };
+        /** SourceAdded */
+        SourceAdded: {
+            /** Name */
+            name: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "code" | "vault" | "markdown" | "web";
+            /**
+             * Path
+             * @description Its folder; a web source's start URL (normalised)
+             */
+            path: string;
+            /** Include */
+            include: string[];
+            /** Exclude */
+            exclude: string[];
+            /** Max Pages */
+            max_pages?: number | null;
+            /**
+             * Indexing
+             * @description Its first index run (a web source: crawl, then index) has started on the server; `GET /v1/collections` shows it `indexed` once done (`scanning` until then)
+             */
+            indexing: boolean;
+            /**
+             * Next
+             * @description What happens next, in a sentence for the user
+             */
+            next: string;
+        };
+        /** SourceRemoved */
+        SourceRemoved: {
+            /** Name */
+            name: string;
+            /**
+             * Removed Index
+             * @description It had an index, now deleted (its folder is kept)
+             */
+            removed_index: boolean;
+        };
         /** Status */
         Status: {
             /** Vault */
@@ -1944,24 +2079,6 @@ export interface components {
             code: string;
             /** Message */
             message: string;
-        };
-        /** ErrorBody */
-        ErrorBody: {
-            /**
-             * Code
-             * @description Stable machine-readable word, e.g. `unauthorized`.
-             */
-            code: string;
-            /**
-             * Message
-             * @description For people.
-             */
-            message: string;
-            /**
-             * Detail
-             * @default null
-             */
-            detail?: unknown;
         };
     };
     responses: never;
@@ -3359,6 +3476,133 @@ export interface operations {
             };
             /** @description Missing or wrong bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    add_source_v1_sources_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SourceAdd"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceAdded"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The name is taken (`source_exists`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid JSON or invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    remove_source_v1_sources__name__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceRemoved"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No source added with that name (`no_source`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description In the settings file (`source_in_settings`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -28,6 +28,7 @@ from vault_rag.api.routers import (
     notes,
     related,
     search,
+    sources,
     status,
     threads,
 )
@@ -151,6 +152,7 @@ def create_app(
         models,
         embeddings,
         devices,
+        sources,
     ):
         v1.include_router(module.router, dependencies=[Depends(require_token)])
     app.include_router(v1)

@@ -191,7 +191,10 @@ class CollectionList(BaseModel):
     default: Literal["all", "vault"] = Field(
         description="What a search without `collections` covers (the `default_collections` setting)"
     )
-    scanning: bool = Field(description="The start-up indexing of the sources is still running")
+    scanning: bool = Field(
+        description="The start-up indexing of the sources, or a new source's first (added "
+        "with `POST /v1/sources`), is still running"
+    )
     problem: str | None = Field(
         None, description="Why the sources' declarations do not read (then only the vault)"
     )

@@ -6,25 +6,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 
 from vault_rag.cli.app import DataDirOption, JsonOption, VaultOption, app, fail, out
 from vault_rag.index.manifest import Manifest
-from vault_rag.settings import SourceSpec, load_settings
-from vault_rag.source_indexes.collections import remove_source_data, source_data_dir
-from vault_rag.source_indexes.specs import (
-    VAULT,
-    SourceError,
-    added_specs,
-    all_specs,
-    check_specs,
-    save_added,
-)
-from vault_rag.sources.web.urls import WebUrlError, check_start_url
+from vault_rag.settings import load_settings
+from vault_rag.source_indexes import manage
+from vault_rag.source_indexes.collections import source_data_dir
+from vault_rag.source_indexes.specs import SourceError, added_specs, all_specs, check_specs
 
 sources_app = typer.Typer(
     help="Sources beside the vault: code trees, other vaults, doc folders, online docs."
@@ -123,54 +115,15 @@ def add_source(
     source is fetched only by `vault-rag index` and the server's refresh, only from its URL's
     origin and folder."""
     settings = load_settings(vault=vault, data_dir=data_dir)
-    data = settings.resolved_data_dir()
     try:
-        chosen = _kind(kind)
-        if chosen == "web":
-            spec = SourceSpec(
-                name=name,
-                url=check_start_url(path),
-                kind="web",
-                include=include or [],
-                exclude=exclude or [],
-                max_pages=max_pages,
-            )
-        else:
-            if max_pages is not None:
-                raise SourceError("--max-pages is for --kind web only")
-            spec = SourceSpec(
-                name=name,
-                path=Path(path).expanduser().resolve(),
-                kind=chosen,
-                include=include or [],
-                exclude=exclude or [],
-            )
-        existing = all_specs(settings, data)
-        if name == VAULT or any(other.name == name for other in existing):
-            raise SourceError(f"the name {name!r} is taken: choose another")
-        specs = [*existing, spec]
-        problem = check_specs(vault, specs, data)[name]
-        if isinstance(problem, SourceError):
-            raise problem
-    except (SourceError, WebUrlError, ValidationError, ValueError) as exc:
-        fail(_message(exc))
-    save_added(data, [*added_specs(data), spec])
+        spec = manage.new_spec(name, kind, path, include, exclude, max_pages)
+        manage.add_source(settings, vault, spec)
+    except SourceError as exc:
+        fail(str(exc))
     out.print(
         f"added source {name!r} ({spec.kind}, {spec.location}): run `vault-rag index`",
         markup=False,
     )
-
-
-def _kind(word: str) -> Literal["code", "vault", "markdown", "web"]:
-    if word not in ("code", "vault", "markdown", "web"):
-        raise SourceError(f"--kind must be code, vault, markdown or web, not {word!r}")
-    return word  # type: ignore[return-value]
-
-
-def _message(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-    return str(exc)
 
 
 @sources_app.command("remove")
@@ -181,19 +134,10 @@ def remove_source(
 ) -> None:
     """Remove a source added with `sources add`, and its index (the folder is not touched)."""
     settings = load_settings(vault=vault, data_dir=data_dir)
-    data = settings.resolved_data_dir()
-    if name == VAULT:
-        fail("the vault itself is not a source")
-    if any(spec.name == name for spec in settings.sources):
-        fail(
-            f"source {name!r} is declared in the settings file: remove it there; the next "
-            "`vault-rag index` removes its index"
-        )
-    added = added_specs(data)
-    if not any(spec.name == name for spec in added):
-        fail(f"no source named {name!r} (`vault-rag sources list`)")
-    save_added(data, [spec for spec in added if spec.name != name])
-    removed = remove_source_data(settings, name)
+    try:
+        removed = manage.remove_source(settings, name)
+    except SourceError as exc:
+        fail(str(exc))
     out.print(
         f"removed source {name!r}" + (" and its index" if removed else " (it had no index)"),
         markup=False,

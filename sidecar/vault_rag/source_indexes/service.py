@@ -14,15 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from vault_rag.index.vault_index import MANIFEST_FILE, VaultIndex
-from vault_rag.settings import Settings
+from vault_rag.settings import Settings, SourceSpec
 from vault_rag.source_indexes.collections import (
     SourceRun,
     index_source,
     index_sources,
     kinds_for,
     open_source,
+    remove_source_data,
     source_data_dir,
 )
+from vault_rag.source_indexes.manage import add_source, forget_source
 from vault_rag.source_indexes.specs import (
     VAULT,
     SourceError,
@@ -51,16 +53,24 @@ class ServedSources:
         self.settings, self.vault_index = settings, vault_index
         self._open: dict[str, VaultIndex] = {}
         self._lock = threading.Lock()
-        self._stopping = threading.Event()  # ends the web sources' refresh loops
         self.runs: list[SourceRun] = []  # the start-up scan's outcome, per source
         self.scanning = False
         self._thread: threading.Thread | None = None
         self._indexing = threading.Lock()  # one index run at a time: the scan or a watcher's
         self.watchers: dict[str, Any] = {}  # source name → its `watch.VaultWatcher`
         self.reindexed: dict[str, int] = {}  # source name → runs its watcher started (status)
+        self.watching = False  # `watch` ran: a source added later is followed too
+        self.adding: set[str] = set()  # sources added over HTTP whose first index run is going
+        self._changing = threading.Lock()  # one add or remove at a time (`sources.json`)
 
     def names(self) -> list[str]:
         return [VAULT, *(s.name for s in all_specs(self.settings, self.vault_index.data_dir))]
+
+    def _declared(self, name: str) -> bool:
+        try:
+            return name in self.names()
+        except SourceError:  # `sources.json` unreadable: index as before, the scan reports it
+            return True
 
     def indexes(self, wanted: list[str] | None) -> dict[str, VaultIndex]:
         """The indexes a search covers (`retrieval/collections.choose`), opened once."""
@@ -95,58 +105,66 @@ class ServedSources:
 
     def watch(self) -> None:
         """Follow each source's folder (those that can be read; none declared: nothing)."""
-        from vault_rag.watch.watcher import VaultWatcher
-
         specs = all_specs(self.settings, self.vault_index.data_dir)
         checked = check_specs(
             self.settings.vault or self.vault_index.vault_root, specs, self.vault_index.data_dir
         )
+        self.watching = True
         for spec in specs:
             root = checked[spec.name]
             if isinstance(root, SourceError):
                 continue  # reported by the scan and `vault-rag status`
-            if spec.kind == "web":  # crawled on a schedule, not watched
-                self._schedule(spec, root)
-                continue
-            suffixes = (*kinds_for(spec, self.settings).suffixes, ".gitignore")
-            rules = path_rules(spec, root)
+            self._follow(spec, root)
 
-            def changed(paths: set[str], dirs: set[str], spec=spec, root=root, rules=rules) -> None:
-                # a build writing into Binaries/ or an ignored folder starts no index run
-                if any(p.endswith(".gitignore") or not rules(p, False) for p in paths) or any(
-                    not rules(d, True) for d in dirs
-                ):
-                    self._reindex(spec, root)
+    def _follow(self, spec: Any, root: Path) -> None:
+        """Watch one source's folder, or schedule a web source's refresh."""
+        from vault_rag.watch.watcher import VaultWatcher
 
-            watcher = VaultWatcher(
-                root,
-                changed,
-                suffixes=suffixes,
-                debounce=self.settings.watch_debounce,
-                max_delay=self.settings.watch_max_delay,
-            )
-            try:
-                watcher.start()
-            except OSError as exc:  # e.g. the inotify limit: indexed at the next start instead
-                log.warning("cannot watch source %s (%s)", spec.name, exc)
-                continue
-            self.watchers[spec.name] = watcher
+        if spec.kind == "web":  # crawled on a schedule, not watched
+            self._schedule(spec, root)
+            return
+        suffixes = (*kinds_for(spec, self.settings).suffixes, ".gitignore")
+        rules = path_rules(spec, root)
+
+        def changed(paths: set[str], dirs: set[str], spec=spec, root=root, rules=rules) -> None:
+            # a build writing into Binaries/ or an ignored folder starts no index run
+            if any(p.endswith(".gitignore") or not rules(p, False) for p in paths) or any(
+                not rules(d, True) for d in dirs
+            ):
+                self._reindex(spec, root)
+
+        watcher = VaultWatcher(
+            root,
+            changed,
+            suffixes=suffixes,
+            debounce=self.settings.watch_debounce,
+            max_delay=self.settings.watch_max_delay,
+        )
+        try:
+            watcher.start()
+        except OSError as exc:  # e.g. the inotify limit: indexed at the next start instead
+            log.warning("cannot watch source %s (%s)", spec.name, exc)
+            return
+        self.watchers[spec.name] = watcher
 
     def _schedule(self, spec: Any, root: Path) -> None:
         """Re-crawl a web source every `web_refresh_hours` (the start-up scan crawls it
         first); conditional requests make an unchanged site cheap."""
         period = self.settings.web_refresh_hours * 3600
+        stopping = threading.Event()
 
         def loop() -> None:
-            while not self._stopping.wait(period):
+            while not stopping.wait(period):
                 self._reindex(spec, root)
 
         thread = threading.Thread(target=loop, name=f"web-refresh-{spec.name}", daemon=True)
         thread.start()
-        self.watchers[spec.name] = _Refresher(self._stopping, thread)
+        self.watchers[spec.name] = _Refresher(stopping, thread)
 
-    def _reindex(self, spec: Any, root: Path) -> None:
+    def _reindex(self, spec: Any, root: Path) -> SourceRun | None:
         with self._indexing:
+            if not self._declared(spec.name):  # removed meanwhile: its data stays gone
+                return None
             run = index_source(self.settings, spec, root, self.vault_index.provider)
         self.reindexed[spec.name] = self.reindexed.get(spec.name, 0) + 1
         if run.error:
@@ -155,6 +173,47 @@ class ServedSources:
             index = self._open.pop(spec.name, None)
             if index is not None:
                 index.close()
+        return run
+
+    # --- over HTTP (`POST /v1/sources`, `DELETE /v1/sources/{name}`) ----------------------
+    def add(self, spec: SourceSpec) -> None:
+        """Keep a new source (`manage.add_source`: the CLI's checks; raises SourceError), follow
+        it as the start-up did (when this server watches) and index it now, on a thread of its
+        own: searchable once that run ends (`GET /v1/collections`: `scanning`)."""
+        vault = self.settings.vault or self.vault_index.vault_root
+        with self._changing:
+            add_source(self.settings, vault, spec)
+            root = check_specs(vault, [spec], self.vault_index.data_dir)[spec.name]
+            if isinstance(root, SourceError):  # checked a moment ago: only a race gets here
+                raise root
+            self.adding.add(spec.name)
+        if self.watching:
+            self._follow(spec, root)
+
+        def first() -> None:
+            try:
+                self._reindex(spec, root)
+            except Exception:
+                log.exception("indexing the new source %s failed", spec.name)
+            finally:
+                self.adding.discard(spec.name)
+
+        threading.Thread(target=first, name=f"source-add-{spec.name}", daemon=True).start()
+
+    def remove(self, name: str) -> bool:
+        """Forget an added source (`manage.forget_source`; raises SourceError), stop following
+        it and delete its index once any index run going has ended; whether it had one."""
+        with self._changing:
+            forget_source(self.settings, name)
+        watcher = self.watchers.pop(name, None)
+        if watcher is not None:
+            watcher.stop()
+        with self._indexing:  # a run of it going ends first; a later one sees it gone
+            with self._lock:
+                index = self._open.pop(name, None)
+                if index is not None:
+                    index.close()
+            return remove_source_data(self.settings, name)
 
     def _scan(self) -> None:
         try:

@@ -60,6 +60,6 @@ def _collections(state: State) -> CollectionList:
     return CollectionList(
         collections=found,
         default=state.settings.default_collections,
-        scanning=bool(sources is not None and sources.scanning),
+        scanning=bool(sources is not None and (sources.scanning or sources.adding)),
         problem=problem,
     )
