@@ -81,6 +81,11 @@ export interface WebCitation {
   url: string;
   title: string;
   cite: string;
+  /** A page of a web source beside the vault (online docs): the source's name, the cited
+   * section's heading path and the passage. Absent for a web search result. */
+  collection?: string;
+  heading?: string;
+  text?: string;
 }
 
 export type Citation = VaultCitation | WebCitation;
@@ -197,7 +202,11 @@ export function parseCitations(value: unknown): Citation[] {
     if (item.kind === "web" || (typeof item.url === "string" && typeof item.note_path !== "string")) {
       const url = str(item.url);
       if (!url) continue;
-      out.push({ kind: "web", url, title: str(item.title), cite: str(item.cite) || url });
+      const web: WebCitation = { kind: "web", url, title: str(item.title), cite: str(item.cite) || url };
+      if (typeof item.collection === "string" && item.collection) web.collection = item.collection;
+      if (typeof item.heading === "string" && item.heading) web.heading = item.heading;
+      if (typeof item.text === "string" && item.text) web.text = item.text;
+      out.push(web);
     } else if (typeof item.note_path === "string") {
       out.push({
         kind: "vault",

@@ -378,6 +378,7 @@ export class AskPane {
     return {
       openNote: (target, event) => this.deps.openNote(target, event),
       hoverNote: (target, event, el) => this.deps.hoverNote?.(target, event, el),
+      openUrl: this.deps.openUrl ? (url) => this.deps.openUrl?.(url) : undefined,
       feedback: (answerId, rating) => report(this.deps.feedback(answerId, rating)),
       promote: (answerId) => report(this.deps.promote(answerId)),
       openSavedNote: (path) => this.deps.openSavedNote(path),

@@ -22,6 +22,8 @@ export interface AskPaneDeps {
   openNote(target: NoteTarget, event: MouseEvent | null): void;
   /** The pointer is over a citation or link: the workspace's page preview (`hover-link`). */
   hoverNote?(target: NoteTarget, event: MouseEvent, el: HTMLElement): void;
+  /** Open a web citation's URL in the browser; absent: `window.open` (`webCitation.ts`). */
+  openUrl?(url: string): void;
   /** Open a note the sidecar just wrote. */
   openSavedNote(path: string): Promise<void> | void;
   renderMarkdown: RenderMarkdown;

@@ -15,6 +15,7 @@ import { type AskNote, describeAsking, describeFocus } from "./noteContext";
 import { describeDone, describeProgress, type ProgressContext } from "./progress";
 import { neutralizeRemoteImages } from "./safeMarkdown";
 import { citedInline, sourcesLabel } from "./sources";
+import { openExternal, webCitationLabel, webCitationTooltip } from "./webCitation";
 
 /** Renders markdown into `el`; the returned function releases what the render holds. */
 export type RenderMarkdown = (markdown: string, el: HTMLElement) => Promise<() => void>;
@@ -24,6 +25,8 @@ export interface TurnActions {
   openNote(target: NoteTarget, event: MouseEvent | null): void;
   /** The pointer is over a link to `target`: Obsidian's page preview may show it. */
   hoverNote?(target: NoteTarget, event: MouseEvent, el: HTMLElement): void;
+  /** Open a web citation's URL in the browser (default: `window.open`, `webCitation.ts`). */
+  openUrl?(url: string): void;
   feedback(answerId: string, rating: 1 | -1): Promise<unknown>;
   promote(answerId: string): Promise<string>;
   openSavedNote(path: string): Promise<void> | void;
@@ -293,11 +296,28 @@ export class TurnView {
     for (const citation of citations) {
       const item = h(this.citationsEl, "li");
       if (citation.kind === "web") {
-        h(item, "a", {
+        const link = h(item, "a", {
           cls: "external-link",
-          text: citation.title || citation.url,
+          text: webCitationLabel(citation),
           testid: "citation",
-          attrs: { href: citation.url, target: "_blank", rel: "noopener noreferrer", "data-kind": "web" },
+          attrs: {
+            href: citation.url,
+            target: "_blank",
+            rel: "noopener noreferrer",
+            "data-kind": "web",
+            title: webCitationTooltip(citation),
+            ...(citation.collection ? { "data-collection": citation.collection } : {}),
+          },
+        });
+        // A page, not a note: the browser opens it (a middle click too), never openLinkText.
+        const open = (event: MouseEvent): void => {
+          event.preventDefault();
+          const actions = this.options.actions;
+          openExternal(citation.url, actions.openUrl ? (url) => actions.openUrl?.(url) : undefined);
+        };
+        link.addEventListener("click", open);
+        link.addEventListener("auxclick", (event) => {
+          if (event.button === 1) open(event);
         });
         continue;
       }
