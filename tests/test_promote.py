@@ -3,6 +3,7 @@ atomically; the note is indexed like any other, retrievable, and marked as promo
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import errno
 import json
@@ -29,6 +30,7 @@ from vault_rag.feedback.promote import (
     PromoteError,
     promote_answer,
     promote_by_id,
+    render_note,
     safe_name,
 )
 from vault_rag.feedback.store import submit_feedback
@@ -105,7 +107,8 @@ def test_the_note_has_valid_frontmatter_links_and_a_sources_section(tmp_path):
     assert data["web_sources"] == ["https://dev.epicgames.com/montage"]
     assert "> [!question]\n> Why does" in body and ANSWER.answer in body
     sources = body.split("## Sources", 1)[1]
-    assert "- [[C++/Delegates]]" in sources and "- <https://dev.epicgames.com/montage>" in sources
+    assert "- [[C++/Delegates]]" in sources
+    assert "- [Montage](<https://dev.epicgames.com/montage>)" in sources
     # The YAML is plain and safe: every link is a quoted string, not a nested list.
     raw = path.read_text(encoding="utf-8").split("---")[1]
     assert yaml.safe_load(raw)["sources"][1] == "[[C++/Delegates]]"
@@ -448,3 +451,29 @@ def test_cli_promote_writes_and_indexes(vault_index, monkeypatch):
     assert refused.exit_code == 1 and "must be a relative path" in refused.output
     unknown = runner.invoke(app, ["promote", "nope", *where])
     assert unknown.exit_code == 1 and "no answer with id" in unknown.output
+
+
+def test_a_web_sources_page_is_linked_by_its_title_and_section() -> None:
+    """A page of a web source beside the vault (issue 42): its link names the page and the
+    section, and goes to the URL (with the section's anchor); a URL without a title is bare."""
+    page = {
+        "kind": "web",
+        "url": "http://127.0.0.1:8123/docs/install.html#troubleshooting",
+        "title": "Installation [Widget] docs",
+        "heading": "Installation > Troubleshooting",
+        "collection": "widget",
+        "source_kind": "web",
+        "chunk_id": "c9",
+        "doc_id": "c9",
+    }
+    bare = {"kind": "web", "url": "https://example.org/a_(b)", "title": "", "doc_id": "w"}
+    answer = dataclasses.replace(ANSWER, citations=[page, bare, {**page, "title": "Again"}])
+    text = render_note(answer, None, dt.datetime(2026, 7, 1, 12, 0))
+    head, body = text.split("---\n", 2)[1:]
+    assert yaml.safe_load(head)["web_sources"] == [page["url"], bare["url"]]
+    sources = body.split("## Sources", 1)[1].strip().splitlines()
+    assert sources == [
+        r"- [Installation \[Widget\] docs › Troubleshooting]"
+        "(<http://127.0.0.1:8123/docs/install.html#troubleshooting>)",
+        "- <https://example.org/a_(b)>",
+    ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import os
+import re
 import time
 import unicodedata
 import uuid
@@ -155,6 +156,31 @@ def source_links(citations: Iterable[dict[str, Any]]) -> tuple[list[str], list[s
     return list(links), list(urls)
 
 
+def web_labels(citations: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """url → what its link shows: the page's title, then the cited section for a web source's
+    page (`Installation › Troubleshooting`); the first citation of a URL names it."""
+    labels: dict[str, str] = {}
+    for c in citations:
+        url = str(c.get("url") or "")
+        if not url or url in labels or c.get("note_path"):
+            continue
+        title = " ".join(str(c.get("title") or "").split())
+        section = " ".join(str(c.get("heading") or "").split(" > ")[-1].split())
+        label = f"{title} › {section}" if title and section and section != title else title
+        if label:
+            labels[url] = label
+    return labels
+
+
+def web_link(url: str, label: str | None) -> str:
+    """A list item linking `url`: `[label](<url>)` (the brackets keep a URL with parentheses or
+    spaces whole), or `<url>` without a label."""
+    if not label:
+        return f"- <{url}>"
+    text = re.sub(r"([\\\[\]])", r"\\\1", plain_text(label))
+    return f"- [{text}](<{url}>)"
+
+
 def plain_text(text: str) -> str:
     """`text` without control characters other than newline and tab: a NUL byte would make the
     note look binary to the indexer (and to Obsidian)."""
@@ -183,7 +209,8 @@ def render_note(answer: AnswerRecord, rating: int | None, when: dt.datetime) -> 
     question = "\n".join(f"> {line}" for line in question_text.strip().splitlines())
     body = [f"> [!question]\n{question}" if question else "", plain_text(answer.answer).strip()]
     body.append("## Sources")
-    sources = [f"- {link}" for link in links] + [f"- <{url}>" for url in urls]
+    labels = web_labels(answer.citations)
+    sources = [f"- {link}" for link in links] + [web_link(url, labels.get(url)) for url in urls]
     body.append("\n".join(sources) or "_No sources were cited._")
     return f"---\n{head}---\n\n" + "\n\n".join(part for part in body if part) + "\n"
 
