@@ -16,6 +16,7 @@ import { keyStore } from "./models/secrets";
 import type { EmbeddingControls } from "./models/embeddingSection";
 import type { ModelControls } from "./models/settingsSection";
 import type { DevicesControls } from "./remote/devicesSection";
+import type { SourcesControls } from "./sourcesSection";
 import { MobileServices } from "./remote/mobile";
 import { PAIR_ACTION } from "./remote/pairing";
 import { Services } from "./services";
@@ -198,6 +199,11 @@ export default class VaultRagPlugin extends Plugin implements SettingsHost {
     const mobile = this.mobile;
     if (mobile === null) return null;
     return { connect: mobile.connect, forget: () => mobile.forget(), where: mobile.credentials.where, openPane: () => void openAskView(this.app, VIEW_TYPE_ASK) };
+  }
+
+  /** The settings tab's "Sources beside the vault" (desktop only). */
+  get sources(): SourcesControls | null {
+    return this.services?.sources ?? null;
   }
 
   /** The settings tab's "Other devices" (desktop only). */

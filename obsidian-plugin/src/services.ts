@@ -15,6 +15,7 @@ import type { KeyStore } from "./models/secrets";
 import type { ResolveSubpath } from "./resolver";
 import type { SidecarControls, VaultRagSettings } from "./settings";
 import type { DevicesControls } from "./remote/devicesSection";
+import type { SourcesControls } from "./sourcesSection";
 import { defaultServeCommand, launchCommand, serveCommandLine, withRemoteListen } from "./sidecar/command";
 import { describeConnection, testConnection } from "./sidecar/connection";
 import type { Located } from "./sidecar/locate";
@@ -68,6 +69,8 @@ export class Services {
   readonly embeddings: EmbeddingControls;
   /** The settings tab's "Other devices": the remote listener, pairing, the device list. */
   readonly devices: DevicesControls;
+  /** The settings tab's "Sources beside the vault": list, add a web source, remove. */
+  readonly sources: SourcesControls;
   private readonly notices: ConnectionNotices;
   private statusEl: HTMLElement | null = null;
   private excludedKey: string;
@@ -142,6 +145,11 @@ export class Services {
     };
     this.models = new ModelPusher(this.client, settings, keys, (error) => this.poller.report(error));
     this.embeddings = { api: this.client, keys, confirm: (cost) => askToReindex(app, cost) };
+    this.sources = {
+      list: () => this.client.collections(),
+      add: (body) => this.client.addSource(body),
+      remove: (name) => this.client.removeSource(name),
+    };
     this.devices = {
       pairCode: () => this.client.pairCode("read"),
       list: () => this.client.devices(),

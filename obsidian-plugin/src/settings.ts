@@ -5,6 +5,7 @@ import { type ChatSource, type ModelSettings, parseDomains } from "./models/choi
 import { displayEmbeddingSection, type EmbeddingControls } from "./models/embeddingSection";
 import { displayModelSection, type ModelControls } from "./models/settingsSection";
 import { type DevicesControls, displayDevicesSection } from "./remote/devicesSection";
+import { displaySourcesSection, type SourcesControls } from "./sourcesSection";
 import { parseRemoteData, type RemoteData } from "./remote/store";
 import type { RemoteConnect } from "./view/connectForm";
 
@@ -155,6 +156,8 @@ export interface SettingsHost extends Plugin {
   readonly remote?: RemoteSettingsControls | null;
   /** Desktop: other devices (the remote listener, pairing, the device list). */
   readonly devices?: DevicesControls | null;
+  /** "Sources beside the vault": list, add a web source, remove (desktop only). */
+  readonly sources?: SourcesControls | null;
   saveSettings(): Promise<void>;
 }
 
@@ -264,6 +267,9 @@ export class VaultRagSettingTab extends PluginSettingTab {
     // (plain DOM: a stand-in container without a document gets the one-line version)
     if (embeddings !== null && containerEl.ownerDocument !== undefined) displayEmbeddingSection(containerEl, embeddings);
     else new Setting(containerEl).setName("Embedding model").setDesc("Chosen here once the sidecar runs; changing it re-embeds every note.");
+
+    const sources = this.host.sources ?? null;
+    if (sources !== null && containerEl.ownerDocument !== undefined) displaySourcesSection(containerEl, sources);
 
     const devices = this.host.devices ?? null;
     if (devices !== null && containerEl.ownerDocument !== undefined) displayDevicesSection(containerEl, settings, save, devices);

@@ -47,6 +47,7 @@ import {
 import { DEVICE_ROUTES, type DeviceList, type DeviceRole, type DevicesRevoked, type PairCode, parseDeviceList, parsePairCode, parseRevoked } from "./devices";
 import { ProofGate } from "./proofGate";
 import { COLLECTION_ROUTES, type CollectionList, parseCollections } from "./collections";
+import { parseSourceAdded, parseSourceRemoved, SOURCE_ROUTES, type SourceAdd, type SourceAdded, type SourceRemoved } from "./sources";
 import { MODEL_ROUTES, type ModelsState, type ModelsUpdate, type ModelTry, parseModelsState, parseModelTry } from "./models";
 import { parseSSE } from "./sse";
 
@@ -198,6 +199,17 @@ export class SidecarClient {
   /** `GET /v1/collections`: the vault and the sources beside it, for the collection picker. */
   async collections(options: RequestOptions = {}): Promise<CollectionList> {
     return parseCollections(await this.json("GET", COLLECTION_ROUTES.collections, undefined, options));
+  }
+
+  /** `POST /v1/sources`: add a source beside the vault; the sidecar starts indexing it (a web
+   * source: crawls it first). A refusal (file:// URL, a taken name…) is a 4xx with the CLI's sentence. */
+  async addSource(body: SourceAdd, options: RequestOptions = {}): Promise<SourceAdded> {
+    return parseSourceAdded(await this.json("POST", SOURCE_ROUTES.sources, body, { timeoutMs: 30_000, ...options }));
+  }
+
+  /** `DELETE /v1/sources/{name}`: remove an added source and its index (its folder is kept). */
+  async removeSource(name: string, options: RequestOptions = {}): Promise<SourceRemoved> {
+    return parseSourceRemoved(await this.json("DELETE", SOURCE_ROUTES.source(name), undefined, { timeoutMs: 120_000, ...options }));
   }
 
   /** `POST /v1/devices/pair`: a one-time code for another device (409 `remote_off` without a
