@@ -121,7 +121,8 @@ def main() -> None:
             reports: dict[str, dict[str, dict]] = {}
             for run, chosen in RUNS.items():
                 for scope, file in files.items():
-                    out = _cli("eval", str(file), *where, *chosen, "--json", *passthrough, capture=True)
+                    command = ["eval", str(file), *where, *chosen, "--json", *passthrough]
+                    out = _cli(*command, capture=True)
                     reports.setdefault(run, {})[scope] = json.loads(out)
     if args.json:
         print(json.dumps(reports, ensure_ascii=False, indent=2))
@@ -129,7 +130,7 @@ def main() -> None:
     print("| search | questions | page R@5 | page MRR@10 | section R@5 | section MRR@10 |")
     print("|---|---:|---:|---:|---:|---:|")
     for run, scopes in reports.items():
-        label = f"`{SOURCE}` alone" if run == "alone" else "merged with the vault (every collection)"
+        label = f"`{SOURCE}` alone" if run == "alone" else "merged with the vault"
         for scope, report in scopes.items():
             levels = _levels(report)
             page, section = levels["page"]["overall"], levels["section"]["overall"]
