@@ -11,7 +11,8 @@ dir is a fresh temporary folder unless `--data-dir` names one (kept, and re-serv
 its source was added with, so a second run only refreshes: every page a 304).
 
     python scripts/web_eval.py [tests/data/qa/web-requests.jsonl] [--data-dir D] [--json]
-        [--vault sidecar/vault_rag/sample_vault] [--site DIR] [-- more `vault-rag eval` args]
+        [--vault sidecar/vault_rag/sample_vault] [--site DIR] [--exclude _modules/]
+        [-- more `vault-rag eval` args]
 
 Prints page-level (the gold page) and section-level (the gold page under its gold heading)
 R@5 and MRR@10, overall and by language, for `--collection requests` and for every collection
@@ -105,6 +106,13 @@ def main() -> None:
     parser.add_argument("--vault", type=Path, default=SAMPLE_VAULT)
     parser.add_argument("--site", type=Path, default=DEFAULT_SITE)
     parser.add_argument("--json", action="store_true", help="print the eval reports as JSON")
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        help="an --exclude pattern for `sources add` (URL paths, e.g. _modules/ for Sphinx's "
+        "source-code pages); only when the source is added",
+    )
     args = parser.parse_args(own)
     if not (args.site / "index.html").is_file():
         sys.exit(f"{args.site} has no index.html: apt-get install python-requests-doc")
@@ -114,7 +122,8 @@ def main() -> None:
         port = _known_port(where)
         with serve(args.site, port) as url:
             if not port:
-                _cli("sources", "add", SOURCE, url, "--kind", "web", *where)
+                excluded = [a for p in args.exclude for a in ("--exclude", p)]
+                _cli("sources", "add", SOURCE, url, "--kind", "web", *excluded, *where)
             print(f"serving {args.site} at {url}; data dir {data_dir}", file=sys.stderr)
             _cli("index", *where)
             files = {"all": args.qa, **_split_by_lang(args.qa, Path(tmp))}
