@@ -104,6 +104,8 @@ CODE_SETS = {"code-leveldb": 25, "mixed-leveldb": 10, "code-zlib": 15}  # stem -
 CODE_PROBE = {"leveldb": "db/db_impl.cc", "zlib": "deflate.c"}  # a file every checkout has
 NOTES_VAULT = Path(__file__).parent / "data" / "leveldb_notes"
 PROJECT = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+@[0-9a-f]{40}$")
+# Web documentation sets (issue 42): checked by tests/test_web_qa.py against the installed manual.
+WEB_SETS = {"web-requests"}
 
 
 # Relational sets (issue 43): a relation of a symbol or file of a code project, checked by
@@ -114,7 +116,7 @@ GRAPH_RELATIONS = {"callers", "callees", "bases", "derived", "includes", "includ
 
 def test_every_set_exists():
     assert sorted(p.stem for p in QA_DIR.glob("*.jsonl")) == sorted(
-        {*SETS, *PDF_SETS, *CODE_SETS, *GRAPH_SETS}
+        {*SETS, *PDF_SETS, *CODE_SETS, *GRAPH_SETS, *WEB_SETS}
     )
 
 

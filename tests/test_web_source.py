@@ -100,6 +100,24 @@ def test_extraction_keeps_content_and_drops_chrome() -> None:
     }
 
 
+def test_sections_named_like_chrome_are_kept_and_chrome_is_not() -> None:
+    """A docs section whose slug id says `cookies` or `navigation` (Sphinx: `<section
+    id="cookies">`) is content; a banner whose id is not its heading's slug is still chrome."""
+    body = (
+        '<div id="cookie-consent"><h2>We use cookies</h2><p>Accept all to continue.</p></div>'
+        '<div role="main"><section id="guide"><h1>Guide</h1><p>Intro text of the guide.</p>'
+        '<section id="cookies"><h2>Cookies</h2><p>Read the jar with r.cookies here.</p>'
+        "</section>"
+        '<section id="navigation"><h2 id="navigation">Navigation</h2>'
+        "<p>Moving between pages of results.</p></section></section></div>"
+    )
+    page = extract(html("Guide", body), "http://127.0.0.1/docs/guide.html")
+    assert "## Cookies" in page.markdown and "Read the jar with r.cookies" in page.markdown
+    assert "## Navigation" in page.markdown and "pages of results" in page.markdown
+    assert "Accept all" not in page.markdown
+    assert page.anchors["cookies"] == "cookies" and page.anchors["navigation"] == "navigation"
+
+
 def test_charsets() -> None:
     assert decode("café".encode("latin-1"), "text/html") == "café"
     assert decode("中文".encode(), "text/html; charset=iso-8859-1") == "中文"  # valid UTF-8 wins
@@ -211,6 +229,22 @@ def test_refresh_is_all_304_and_a_gone_page_is_removed(site: Site, tmp_path: Pat
     assert report.kept == 0 and report.removed == 1
     assert "config.html" not in _pages(folder)
     assert not any(p.name.startswith("config") for p in (folder / MIRROR_DIR).rglob("*"))
+
+
+def test_a_new_extractor_fetches_every_page_in_full_once(site: Site, tmp_path: Path) -> None:
+    folder = tmp_path / "src"
+    crawl(_options(site), folder)
+    state = CrawlState(folder / STATE_FILE)
+    state.set_meta("extractor", "0")  # the mirror was made by an older extraction
+    state.close()
+    before = len(site.requests)
+    report = crawl(_options(site), folder)
+    sent = site.requests[before:]
+    assert not any("if-none-match" in h or "if-modified-since" in h for _, h in sent)
+    assert report.kept == 0 and report.unchanged >= 8  # the same Markdown: nothing re-indexed
+    before = len(site.requests)
+    crawl(_options(site), folder)  # and then back to conditional requests
+    assert any("if-none-match" in h for _, h in site.requests[before:])
 
 
 def test_a_site_that_goes_away_keeps_its_pages(site: Site, tmp_path: Path) -> None:

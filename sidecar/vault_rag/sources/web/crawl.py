@@ -22,7 +22,7 @@ from pathlib import Path
 
 from protego import Protego
 
-from vault_rag.sources.web.extract import decode, extract
+from vault_rag.sources.web.extract import EXTRACTOR_VERSION, decode, extract
 from vault_rag.sources.web.fetch import Fetched, Fetcher, FetchProblem
 from vault_rag.sources.web.state import MIRROR_DIR, STATE_FILE, CrawlState, Page
 from vault_rag.sources.web.urls import Scope, mirror_path, normalise, origin
@@ -90,6 +90,8 @@ class _Crawl:
         self.scope = Scope(normalise(options.url), options.include, options.exclude)
         self.report = CrawlReport()
         self.robots: Protego | None = None
+        # Pages kept by another extractor are fetched in full, to be extracted again
+        self.revalidate = state.get_meta("extractor") == EXTRACTOR_VERSION
 
     def run(self) -> CrawlReport:
         began = time.monotonic()
@@ -124,6 +126,7 @@ class _Crawl:
                 self._problem(url, problem.code, str(problem))
             self.state.mark_done(url)
         self.state.finish()
+        self.state.set_meta("extractor", EXTRACTOR_VERSION)
         self.report.seconds = time.monotonic() - began
         return self.report
 
@@ -209,9 +212,9 @@ class _Crawl:
             return
         known = self.state.page(url)
         headers: dict[str, str] = {}
-        if known and known.etag:
+        if known and known.etag and self.revalidate:
             headers["If-None-Match"] = known.etag
-        if known and known.last_modified:
+        if known and known.last_modified and self.revalidate:
             headers["If-Modified-Since"] = known.last_modified
         self.report.fetched += 1
         fetched = self.fetcher.get(url, headers=headers)

@@ -5,8 +5,12 @@ the ids of its headings (for `#anchor` citations).
 The main content is found by trafilatura (its Markdown output), chosen over readability-lxml +
 markdownify for dropping more of the page's chrome at a like speed (docs/benchmarks.md, "Web
 page extraction"). Before it runs, Sphinx-style permalink marks (`¶`) are taken out of
-headings. The text is decoded by the header's charset, else the page's `<meta charset>`, with
-valid UTF-8 preferred over a header that says Latin-1, and windows-1252 as the last resort."""
+headings, and a section's id that is only its heading's slug (`<section id="cookies">` under
+`<h2>Cookies</h2>`) is taken off: trafilatura drops any element whose id says `cookie`, `nav`,
+`footer`, `share`, `related`… as chrome, which cost a documentation page its "Cookies" section
+(the ids are read first, for `anchors`). The text is decoded by the header's charset, else the
+page's `<meta charset>`, with valid UTF-8 preferred over a header that says Latin-1, and
+windows-1252 as the last resort."""
 
 from __future__ import annotations
 
@@ -19,6 +23,10 @@ import trafilatura
 from lxml import etree
 from trafilatura.settings import use_config
 
+# What the mirror's Markdown was made by: a crawl under another version fetches every page in
+# full once (no If-None-Match / If-Modified-Since), so a better extraction reaches pages the
+# server would answer with 304 (`crawl.py`); Markdown that comes out the same is not re-indexed.
+EXTRACTOR_VERSION = "2"  # 2: section ids that are their heading's slug no longer drop it
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-:.]+)""", re.I)
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _PERMALINK = re.compile(r"[\s¶#🔗]+$")
@@ -88,6 +96,7 @@ def extract(html: str, url: str) -> Extracted:
     title = _title(doc)
     for mark in doc.xpath("//a[contains(concat(' ', @class, ' '), ' headerlink ')]"):
         mark.drop_tree()
+    _drop_heading_ids(doc)
     cleaned = lxml.html.tostring(doc, encoding="unicode")
     markdown = (
         trafilatura.extract(
@@ -154,6 +163,25 @@ def _anchors(doc: lxml.html.HtmlElement) -> dict[str, str]:
         if anchor:
             found[key] = anchor
     return found
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "-", heading_key(text)).strip("-")
+
+
+def _drop_heading_ids(doc: lxml.html.HtmlElement) -> None:
+    """Take off the ids that only name a section after its heading (the module doc): a
+    heading's own, and its parent's when the heading opens it. A chrome block's id
+    (`cookie-banner`) is not its heading's slug and stays, for trafilatura to drop."""
+    for heading in doc.iter(*_HEADINGS):
+        slug = _slug(heading.text_content())
+        if not slug:
+            continue
+        parent = heading.getparent()
+        opens = parent is not None and next(iter(parent.iter(*_HEADINGS)), None) is heading
+        for element in (heading, parent if opens else None):
+            if element is not None and (element.get("id") or "").lower() == slug:
+                del element.attrib["id"]
 
 
 def _tidy(markdown: str) -> str:

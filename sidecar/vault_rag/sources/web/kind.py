@@ -20,7 +20,8 @@ from vault_rag.vault.links import NoteIndex
 from vault_rag.vault.types import ResolvedNote, VaultWarning
 
 KIND = "web"
-WEB_VERSION = "web-1"
+# web-2: a page's sections are not merged with their siblings (below)
+WEB_VERSION = "web-2"
 
 
 class _WebNote(ResolvedNote):
@@ -62,9 +63,14 @@ class WebKind:
         resolved = resolve_note(vault_root, rel, NoteIndex([rel]))
         note = _WebNote(**{f.name: getattr(resolved, f.name) for f in dataclasses.fields(resolved)})
         note.page_title = page.title
+        # Each section of a page is a unit of its own (no merging of short sibling sections up
+        # to `chunk_min`): a documentation page's sections are short and answer one question
+        # each, and a merged unit is cited by its first section only, so the answer's section
+        # (an FAQ entry) could never be cited (docs/retrieval.md, "Web documentation").
+        own = dataclasses.replace(options, target_min=0)
         chunks = [
             _cite(c, page, anchor=_anchor(page, c.hierarchy_path), kind=KIND, title=page.title)
-            for c in chunk_note(note, options)
+            for c in chunk_note(note, own)
         ]
         return NoteChunks(note=note, chunks=chunks)
 
