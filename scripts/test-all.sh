@@ -4,30 +4,35 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the plugin's real-browser test needs: Chromium, and CJK and emoji fonts so its
-# screenshot shows the Chinese notes and the 👍/👎 buttons. Installed with apt-get when
-# /usr/bin/chromium is missing (as root, or through sudo); the browser test cannot run without it.
-install_chromium() {
-  # VAULT_RAG_CHROMIUM points the browser test at another binary: nothing to install then.
-  [ -n "${VAULT_RAG_CHROMIUM:-}" ] && return 0
-  [ -x /usr/bin/chromium ] && return 0
-  [ -f obsidian-plugin/package.json ] || return 0
+# Debian packages the tests need: Chromium, and CJK and emoji fonts so the plugin's real-browser
+# screenshot shows the Chinese notes and the 👍/👎 buttons; and the Requests manual
+# (python-requests-doc), whose pages tests/test_web_qa.py checks the web question set's gold
+# against. Installed with apt-get when missing (as root, or through sudo).
+REQUESTS_MANUAL=/usr/share/doc/python-requests-doc/html/index.html
+install_debian_packages() {
+  local packages=()
+  # VAULT_RAG_CHROMIUM points the browser test at another binary: no Chromium to install then.
+  if [ -z "${VAULT_RAG_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ] && [ -f obsidian-plugin/package.json ]; then
+    packages+=(chromium fonts-noto-cjk fonts-noto-color-emoji)
+  fi
+  [ -f "$REQUESTS_MANUAL" ] || packages+=(python-requests-doc)
+  [ ${#packages[@]} -eq 0 ] && return 0
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
       sudo="sudo"
     else
-      echo "test-all.sh: the plugin's browser test needs Chromium at /usr/bin/chromium, and installing it" >&2
-      echo "needs root. Run as root, or first: sudo apt-get install chromium fonts-noto-cjk fonts-noto-color-emoji" >&2
+      echo "test-all.sh: the tests need ${packages[*]} (Debian packages), and installing them" >&2
+      echo "needs root. Run as root, or first: sudo apt-get install ${packages[*]}" >&2
       exit 1
     fi
   fi
-  echo "== installing chromium and fonts with apt-get (for the plugin's browser test)"
+  echo "== installing ${packages[*]} with apt-get"
   $sudo apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    chromium fonts-noto-cjk fonts-noto-color-emoji >/dev/null
+    "${packages[@]}" >/dev/null
 }
-install_chromium
+install_debian_packages
 
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then

@@ -4,8 +4,8 @@ Requests manual as Debian's `python-requests-doc` installs it, run by `scripts/w
 
 The shape of the set is checked everywhere; that every gold page is a page of the installed
 manual and every gold heading one of its headings (and still a heading once the page is
-extracted, `sources/web/extract.py`) only where the package is installed: it is not a test
-dependency (scripts/test-all.sh does not install it), so elsewhere those checks skip."""
+extracted, `sources/web/extract.py`) only where the package is installed: scripts/test-all.sh
+installs it with apt-get; elsewhere those checks skip with the command that installs it."""
 
 from __future__ import annotations
 
