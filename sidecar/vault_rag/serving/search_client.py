@@ -222,6 +222,10 @@ def print_search_results(
             f"{r['line_start']}-{r['line_end']}",
         )
     out.print(table)
+    if explain:  # the graph route's hits say why they were added
+        for i, r in enumerate(results, 1):
+            if r.get("graph_reason"):
+                out.print(Text(f"#{i} {r['graph_reason']}"))
     if explain and prior_off:
         out.print("the feedback prior is off (feedback_prior = false): score = base")
     fallback = results[0].get("rerank_fallback") if results else None
