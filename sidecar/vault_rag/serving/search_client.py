@@ -53,6 +53,7 @@ RESULT_FIELDS = (
     "declared_at",
     "url",
     "page_title",
+    "graph_reason",  # printed only when set (`SearchResult.to_dict`): other results as before
 )
 API_MAX_K = 100  # SearchRequest.k's bound
 HEALTH_TIMEOUT = 2.0  # a live sidecar answers /v1/health in milliseconds
@@ -170,6 +171,8 @@ def search_running_server(args: SearchArgs) -> int | None:
 def _ordered(hit: dict[str, Any]) -> dict[str, Any]:
     ordered = {key: hit[key] for key in RESULT_FIELDS if key in hit}
     ordered.update((key, value) for key, value in hit.items() if key not in ordered)
+    if ordered.get("graph_reason", "") is None:  # as the in-process search prints it
+        del ordered["graph_reason"]
     return ordered
 
 
