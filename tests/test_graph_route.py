@@ -72,6 +72,9 @@ def _plain(parts: _Parts, query: str, collections: list[str] | None = None) -> l
         ("谁调用了DBImpl::Get", "callers", "DBImpl::Get"),
         ("what does Actor::Spawn call", "callees", "Actor::Spawn"),
         ("which files include db/db_impl.h", "included_by", "db/db_impl.h"),
+        ("Where is EncodeFixed32 called from?", "callers", "EncodeFixed32"),
+        ("Which project headers does db/db_impl.cc include?", "includes", "db/db_impl.cc"),
+        ("What does DBImpl inherit from?", "bases", "DBImpl"),
         ("which notes talk about `Actor::Spawn`", "notes", "Actor::Spawn"),
     ],
 )
