@@ -189,3 +189,17 @@ def test_a_relation_into_an_excluded_file_is_never_served(tmp_path: Path) -> Non
         assert callers and "src/export.h" not in {path for _, path, _ in callers}
     finally:
         parts.close()
+
+
+def test_search_explain_prints_why(parts) -> None:
+    from rich.console import Console
+
+    from vault_rag.serving.search_client import print_search_results
+
+    results = [r.to_dict() for r in search(parts, "who calls Actor::Spawn", k=8).results]
+    console = Console(record=True, width=200)
+    print_search_results("q", results, 0.1, explain=True, console=console)
+    assert "graph: CALLS eng::Actor::Spawn (confidence" in console.export_text()
+    plain = Console(record=True, width=200)
+    print_search_results("q", results, 0.1, console=plain)
+    assert "graph:" not in plain.export_text()  # only with --explain
