@@ -203,3 +203,9 @@ def test_search_explain_prints_why(parts) -> None:
     plain = Console(record=True, width=200)
     print_search_results("q", results, 0.1, console=plain)
     assert "graph:" not in plain.export_text()  # only with --explain
+
+
+def test_which_files_include_a_header(parts) -> None:
+    hits = _graph_hits(search(parts, "which files include src/core.h", k=8).results)
+    assert {path for _, path, _ in hits} == {"src/core.cpp", "src/export.h"}
+    assert set(hits.values()) == {"graph: INCLUDES src/core.h (confidence 1.00)"}
