@@ -1606,6 +1606,11 @@ export interface components {
              * @description A web source's page: its title
              */
             page_title?: string | null;
+            /**
+             * Graph Reason
+             * @description Added by the graph route for a relational question: why, e.g. `graph: CALLS DBImpl::Get (confidence 0.90)`
+             */
+            graph_reason?: string | null;
         };
         /** SearchRequest */
         SearchRequest: {

@@ -413,6 +413,11 @@ class SearchHit(BaseModel):
         "section's heading has an id); `note_path` is then its file in the source's mirror",
     )
     page_title: str | None = Field(None, description="A web source's page: its title")
+    graph_reason: str | None = Field(
+        None,
+        description="Added by the graph route for a relational question: why, e.g. "
+        "`graph: CALLS DBImpl::Get (confidence 0.90)`",
+    )
 
 
 class SearchResponse(BaseModel):

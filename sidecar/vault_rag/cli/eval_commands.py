@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -31,6 +32,7 @@ from vault_rag.retrieval.translate import translator_for
 from vault_rag.serving.context import make_indexer, open_index
 from vault_rag.settings import Settings, load_settings
 from vault_rag.source_indexes.collections import index_sources, open_searched, source_data_dir
+from vault_rag.source_indexes.graph_route import route_for
 from vault_rag.source_indexes.specs import VAULT, SourceError, all_specs
 
 NAIVE_DIR = "naive"  # under the data dir: the naive pipeline's vector cache
@@ -143,14 +145,21 @@ def eval_command(
                 f"[yellow]warning[/] answer_hint not found in its gold notes (no line level): "
                 f"{', '.join(unplaced)}"
             )
+        # The graph route, as `POST /v1/search` runs it (None: no code source searched).
+        route = route_for(settings, vault_index.data_dir, collections) if collections else None
         systems: list[System] = [
             IndexSystem(
-                vault_index, search_options(settings, k * settings.per_note_cap), s, "", collections
+                vault_index,
+                replace(search_options(settings, k * settings.per_note_cap), graph_route=route),
+                s,
+                "",
+                collections,
             )
             for s in sides
         ]
         if rerank:
             options = search_options(settings, k * settings.per_note_cap, rerank=True)
+            options = replace(options, graph_route=route)
             systems.append(IndexSystem(vault_index, options, "fused", "ours+rerank", collections))
         if translator is not None:
             translated = TranslatedSystem(

@@ -30,6 +30,7 @@ from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.calibration import LEXICAL
 from vault_rag.retrieval.collection_null import CollectionNull, null_of
+from vault_rag.retrieval.graph_route import fuse_route
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
 
 SIGNIFICANCE = 0.01  # a source displaces the vault only on evidence chance reaches 1 time in 100
@@ -149,6 +150,16 @@ def search_collections(
 ) -> list[SearchResult]:
     """`hybrid_search` in each index, merged fairly (one index: its own list, unchanged).
     Every collection shares the vault's model, so the question is embedded once for all."""
+    merged = _merged(indexes, query, options)
+    if options.graph_route is None:
+        return merged
+    # A relational question: the code graph's units as one more list (`graph_route.py`).
+    return fuse_route(merged, options.graph_route(query), options.k, options.rrf_k)
+
+
+def _merged(
+    indexes: Mapping[str, VaultIndex], query: str, options: SearchOptions
+) -> list[SearchResult]:
     if len(indexes) == 1:
         name, index = next(iter(indexes.items()))
         return [replace(r, collection=name) for r in hybrid_search(index, query, options)]

@@ -34,6 +34,7 @@ from vault_rag.retrieval.cite import locate
 from vault_rag.retrieval.code_files import rank_code_files
 from vault_rag.retrieval.dense import DenseCandidates, dense_candidates
 from vault_rag.retrieval.focus import NoteFocus, focus_factors, focus_ranking
+from vault_rag.retrieval.graph_route import GraphRoute
 from vault_rag.retrieval.link_signal import add_link_signal
 from vault_rag.retrieval.rerank.base import Reranker, rerank_ids
 from vault_rag.retrieval.rerank.factory import reranker_for
@@ -48,7 +49,7 @@ MAX_PRIOR_WEIGHT = 0.5  # above this the prior would outweigh retrieval rather t
 PROMOTED = "promoted"  # frontmatter `origin:` of an answer saved as a note
 Retriever = Literal["dense", "lexical"]
 log = logging.getLogger(__name__)
-__all__ = ["SearchOptions", "SearchResult", "hybrid_search", "search_options"]
+__all__ = ["SearchOptions", "SearchResult", "hybrid_search", "search_options", "unit_result"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,9 @@ class SearchOptions:
     # The question's embedding when the caller already has it (several collections searched
     # with the one model they share: retrieval/collections.py), so it is not embedded again.
     query_vector: tuple[float, ...] | None = None
+    # A relational question's units from the code graph, fused with the merged list
+    # (retrieval/graph_route.py, applied by `collections.search_collections`). None: off.
+    graph_route: GraphRoute | None = None
 
 
 def search_options(
@@ -339,6 +343,11 @@ def _frontmatter_origin(vault_root: str, note_path: str, file_hash: str) -> str 
 
 def _text_key(chunk: Chunk) -> str:
     return hashlib.sha256(" ".join(chunk.text.split()).encode()).hexdigest()
+
+
+def unit_result(chunk: Chunk, score: float = 0.0) -> SearchResult:
+    """A unit as a search result that no retriever scored (the graph route's hits)."""
+    return _result(chunk, score, {}, {})
 
 
 def _result(

@@ -53,6 +53,12 @@ class SearchResult:
     # heading has an id in the page's HTML) and the page's title; `heading_path` is the section.
     url: str | None = None
     page_title: str | None = None
+    # Added by the graph route (`retrieval/graph_route.py`): why, e.g. `graph: CALLS A::f
+    # (confidence 0.90)`. Left out of `to_dict` when None, so other results print as before.
+    graph_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data["graph_reason"] is None:
+            del data["graph_reason"]
+        return data

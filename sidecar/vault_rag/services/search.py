@@ -11,6 +11,7 @@ from vault_rag.retrieval.collections import UnknownCollectionError, search_colle
 from vault_rag.retrieval.hybrid import SearchResult, search_options
 from vault_rag.services.errors import bad_input
 from vault_rag.services.parts import VaultParts, visible
+from vault_rag.source_indexes.graph_route import route_for
 
 
 @dataclass
@@ -41,7 +42,11 @@ def search(
         parts.settings, prior=parts.prior, k=k, folder=folder or None, tag=tag or None
     )
     started = time.perf_counter()
-    results = search_collections(searched(parts, collections), query, options)
+    indexes = searched(parts, collections)
+    # A relational question about a known symbol: the code graph's units join (None: no code)
+    route = route_for(parts.settings, parts.index.data_dir, indexes)
+    options = replace(options, graph_route=route) if route is not None else options
+    results = search_collections(indexes, query, options)
     took = (time.perf_counter() - started) * 1000
     kept = [  # (excluded folders are the vault's: a source has its own include/exclude)
         replace(r, embedded_in=[p for p in r.embedded_in if visible(parts, p)])

@@ -10,6 +10,7 @@ Not the Typer CLI with its other commands and their stages (~0.4 s of imports), 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from rich.markup import escape
@@ -31,6 +32,7 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
     from vault_rag.serving.context import open_index
     from vault_rag.settings import load_settings
     from vault_rag.source_indexes.collections import open_searched
+    from vault_rag.source_indexes.graph_route import route_for
     from vault_rag.storage.private_files import private_umask
 
     private_umask()  # the index holds note text (as every CLI command: cli/app.py)
@@ -59,6 +61,8 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
             folder=args.folder,
             tag=args.tag,
         )
+        route = route_for(settings, vault_index.data_dir, indexes)  # None: no code source
+        options = replace(options, graph_route=route) if route is not None else options
         started = time.perf_counter()
         results = search_collections(indexes, args.query, options)
         elapsed = time.perf_counter() - started

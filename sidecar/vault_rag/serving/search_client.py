@@ -53,6 +53,7 @@ RESULT_FIELDS = (
     "declared_at",
     "url",
     "page_title",
+    "graph_reason",  # printed only when set (`SearchResult.to_dict`): other results as before
 )
 API_MAX_K = 100  # SearchRequest.k's bound
 HEALTH_TIMEOUT = 2.0  # a live sidecar answers /v1/health in milliseconds
@@ -170,6 +171,8 @@ def search_running_server(args: SearchArgs) -> int | None:
 def _ordered(hit: dict[str, Any]) -> dict[str, Any]:
     ordered = {key: hit[key] for key in RESULT_FIELDS if key in hit}
     ordered.update((key, value) for key, value in hit.items() if key not in ordered)
+    if ordered.get("graph_reason", "") is None:  # as the in-process search prints it
+        del ordered["graph_reason"]
     return ordered
 
 
@@ -222,6 +225,10 @@ def print_search_results(
             f"{r['line_start']}-{r['line_end']}",
         )
     out.print(table)
+    if explain:  # the graph route's hits say why they were added
+        for i, r in enumerate(results, 1):
+            if r.get("graph_reason"):
+                out.print(Text(f"#{i} {r['graph_reason']}"))
     if explain and prior_off:
         out.print("the feedback prior is off (feedback_prior = false): score = base")
     fallback = results[0].get("rerank_fallback") if results else None

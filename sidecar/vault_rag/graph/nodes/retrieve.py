@@ -5,6 +5,7 @@ that fails is recorded, not raised (`nodes/tasks.py`): the other searches still 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any, Literal, NotRequired
 
 from langchain_core.runnables import RunnableConfig
@@ -20,6 +21,7 @@ from vault_rag.graph.sources import doc_from_page, doc_from_result
 from vault_rag.graph.state import Aspect, Doc, Focus, State
 from vault_rag.retrieval.calibration import calibration_for
 from vault_rag.retrieval.collections import search_collections
+from vault_rag.source_indexes.graph_route import route_for
 
 
 class QueryTask(TypedDict):
@@ -72,10 +74,20 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
     try:
         # The embedding model and the stores are synchronous: keep the event loop free.
         indexes = searched_indexes(resources, configuration.collections)
+        # A relational question about a known symbol: the code graph's units join the list.
+        route = route_for(resources.settings, resources.index.data_dir, indexes)
+        options = replace(options, graph_route=route) if route is not None else options
         results = await asyncio.to_thread(search_collections, indexes, task["query"], options)
     except Exception as exc:  # e.g. a remote embedding server failing this one query
         return task_failed("retrieve_vault", exc, task["aspect"], task["query"])
-    progress("retrieve_vault", aspect=task["aspect"], query=task["query"], found=len(results))
+    graph = [f"{r.note_path}: {r.graph_reason}" for r in results if r.graph_reason]
+    progress(
+        "retrieve_vault",
+        aspect=task["aspect"],
+        query=task["query"],
+        found=len(results),
+        **({"graph": graph} if graph else {}),  # why the graph route added units
+    )
     # Nothing found writes nothing: an empty write would empty the turn's documents.
     update: dict[str, Any] = {}
     if results:
