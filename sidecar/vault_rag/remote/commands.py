@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_rag.remote.client import RemoteClient, RemoteError
-from vault_rag.serving.search_client import RESULT_FIELDS, print_search_results
+from vault_rag.serving.search_client import ordered_hit, print_search_results
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
@@ -67,11 +67,7 @@ def _search(client: RemoteClient, args: argparse.Namespace) -> int:
     if answer.status != 200:
         return _fail(f"the sidecar refused the search: {_error_of(answer)}")
     payload = answer.json()
-    results = []
-    for hit in payload["results"]:
-        ordered = {key: hit[key] for key in RESULT_FIELDS if key in hit}
-        ordered.update((key, value) for key, value in hit.items() if key not in ordered)
-        results.append(ordered)
+    results = [ordered_hit(hit) for hit in payload["results"]]
     took = float(payload.get("took_ms", 0.0)) / 1000
     print_search_results(args.text, results, took, as_json=args.as_json)
     return 0

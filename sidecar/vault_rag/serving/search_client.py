@@ -159,7 +159,7 @@ def search_running_server(args: SearchArgs) -> int | None:
         _note(f"the sidecar at {url} did not answer the search ({exc})")
         return None
     try:
-        results = [_ordered(hit) for hit in payload["results"]]
+        results = [ordered_hit(hit) for hit in payload["results"]]
         took_ms = float(payload.get("took_ms", 0.0))
     except (KeyError, TypeError, ValueError, AttributeError):
         _note(f"the sidecar at {url} sent a search answer this version cannot read")
@@ -168,7 +168,8 @@ def search_running_server(args: SearchArgs) -> int | None:
     return 0
 
 
-def _ordered(hit: dict[str, Any]) -> dict[str, Any]:
+def ordered_hit(hit: dict[str, Any]) -> dict[str, Any]:
+    """A /v1/search hit in the in-process search's field order and shape (remote prints alike)."""
     ordered = {key: hit[key] for key in RESULT_FIELDS if key in hit}
     ordered.update((key, value) for key, value in hit.items() if key not in ordered)
     if ordered.get("graph_reason", "") is None:  # as the in-process search prints it
