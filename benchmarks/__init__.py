@@ -14,6 +14,7 @@ BENCHMARKS = {
     "whole": "the whole sidecar: index, restart, edits, search, memory, vs the naive pipeline",
     "cold": "a cold `vault-rag search` / no-op `index` / server start, before vs after a revision",
     "search": "warm search in one process, p50/p95 and a profile",
+    "routing": "what routing adds to a search over several collections (p50/p95, paired)",
     "retrieval": "hit@k and latency of dense, BM25 and fusion on the sample questions",
     "lexical": "the lexical index: tokenisers, build, load, edits, queries",
     "scan": "what a write and a start-up scan pay to know the vault's files",

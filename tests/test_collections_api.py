@@ -193,3 +193,41 @@ def test_citations_from_a_docs_folder_carry_their_passage(env, tmp_path):
     assert (cited["collection"], cited["note_path"]) == ("manual", "Turret guide.md")
     assert cited["source_kind"] == "md"
     assert "Calibrate the turret barrel with the gyroscope" in cited["text"]
+
+
+def test_a_search_over_both_reports_its_routing(env):
+    """Issue 43: with no collection chosen, `/v1/search` says how much each collection
+    contributed and why; one collection chosen, no `routing`. `vault-rag search --explain`
+    prints the decision in one line, `--json` carries it (in-process: no server runs here)."""
+    settings = Settings(vault=env["vault"], data_dir=env["data"])
+    query = "where is ATurret::AimAtTarget implemented"
+    with LiveServer(create_app(settings, token=TOKEN), token=TOKEN) as live:
+        wait_idle(live)
+        wait_until(lambda: not live.state.sources.scanning, 60)
+        with live.client() as client:
+            both = client.post("/v1/search", json={"query": query}).json()
+            one = client.post("/v1/search", json={"query": query, "collections": ["game"]}).json()
+    routing = both["routing"]
+    assert routing["searched"] == ["vault", "game"]
+    shares = {c["name"]: c for c in routing["collections"]}
+    assert shares["vault"]["weight"] == 1 and shares["vault"]["reasons"] == []
+    assert shares["game"]["weight"] > 1
+    assert "identifier ATurret::AimAtTarget" in shares["game"]["reasons"]
+    assert "code words" in shares["game"]["reasons"]
+    assert both["results"][0]["symbol"] == "ATurret::AimAtTarget"
+    assert one["routing"] is None
+
+    where = ["--vault", str(env["vault"]), "--data-dir", str(env["data"])]
+    explained = runner.invoke(app, ["search", query, "--explain", *where])
+    assert explained.exit_code == 0, explained.output
+    line = next(ln for ln in explained.output.splitlines() if ln.startswith("searched: "))
+    assert line.startswith("searched: vault ×1, game ×")
+    assert "identifier ATurret::AimAtTarget" in line
+    printed = json.loads(runner.invoke(app, ["search", query, "--json", *where]).output)
+    assert printed["routing"]["searched"] == ["vault", "game"]
+    alone = json.loads(
+        runner.invoke(app, ["search", query, "--json", "--collection", "game", *where]).output
+    )
+    assert "routing" not in alone
+    plain = runner.invoke(app, ["search", query, *where])
+    assert "searched: " not in plain.output  # only with --explain

@@ -1,8 +1,9 @@
-"""The fair merge across collections (issue 27, `retrieval/collections.py`): a notes vault and
-a much larger code tree (a real `git init` checkout of generated files), real Chroma and BM25,
-the hash embedder. A code question's function comes first, a notes question's note comes
-first, and the large tree does not take the notes' places; the plain rank-by-rank merge it
-replaces put the vault first for every question."""
+"""The merge across collections (issues 27 and 43, `retrieval/collections.py`): a notes vault
+and a much larger code tree (a real `git init` checkout of generated files), real Chroma and
+BM25, the hash embedder. A code question's function comes first, a notes question's note comes
+first, and the large tree does not take the notes' places; the plain rank-by-rank merge put the
+vault first for every question. Then the calibrated evidence on hand-set numbers: what raises a
+collection's weight in the routing decision (`retrieval/routing.py`) and what does not."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import numpy as np
 import pytest
 
 from vault_rag.retrieval.collection_null import CollectionNull, null_of
-from vault_rag.retrieval.collections import leader, merge_by_rank, merge_fair, search_collections
+from vault_rag.retrieval.collections import decide_for, search_collections
 from vault_rag.retrieval.hybrid import SearchResult, search_options
+from vault_rag.retrieval.routing import merge_weighted
 
 from index_helpers import vault_with_code_source
 
@@ -142,42 +144,62 @@ NULL = {"mean": np.array([0.5, 0.0]), "cov": np.diag([0.01, 0.01])}  # chance: 0
 QUERY = np.array([1.0, 0.0])
 
 
+def _merged(lists: dict, nulls: dict, k: int, passages: dict | None = None) -> list[str]:
+    weights = decide_for("q", lists, nulls, QUERY, passages).weights()
+    return [r.chunk_id for r in merge_weighted(lists, weights, k)]
+
+
+def _weight(lists: dict, nulls: dict, name: str, passages: dict | None = None, query=QUERY):
+    return decide_for("q", lists, nulls, query, passages).weights()[name]
+
+
+def _reasons(lists: dict, nulls: dict, name: str, passages: dict | None = None, query=QUERY):
+    routing = decide_for("q", lists, nulls, query, passages)
+    return next(list(c.reasons) for c in routing.collections if c.name == name)
+
+
 def test_size_alone_does_not_lead() -> None:
     """The same best cosine, 4 sd above chance in both: in a collection of 50 units that is
     beyond chance, in one of 100,000 it is what chance gives (the best of 100,000 normals is
-    about 4.3 sd), so the large source does not lead; a cosine 8 sd above chance does."""
+    about 4.3 sd), so the large source gets no weight; a cosine 8 sd above chance is evidence
+    of its own and beats the vault's."""
     nulls = {
         "vault": CollectionNull(units=50, **NULL),
         "big": CollectionNull(units=100_000, **NULL),
     }
     lists = {"vault": [_result("n1", 0.9), _result("n2", 0.7)], "big": [_result("c1", 0.9)]}
-    assert leader(lists, nulls, QUERY) is None
-    assert [r.chunk_id for r in merge_fair(lists, nulls, QUERY, 3)] == ["n1", "c1", "n2"]
+    assert _weight(lists, nulls, "big") == 1
+    assert _merged(lists, nulls, 3) == ["n1", "c1", "n2"]
     lists["big"] = [_result("c1", 1.3)]
-    assert leader(lists, nulls, QUERY) == "big"
-    assert [r.chunk_id for r in merge_fair(lists, nulls, QUERY, 3)] == ["c1", "n1", "n2"]
+    assert _weight(lists, nulls, "big") == 3
+    assert _merged(lists, nulls, 3) == ["c1", "n1", "n2"]
 
 
-def test_a_source_stronger_than_the_vault_but_within_chance_does_not_lead() -> None:
+def test_a_source_stronger_than_the_vault_but_within_chance_gets_no_weight() -> None:
     nulls = {n: CollectionNull(units=1000, **NULL) for n in ("vault", "code")}
     # the best of 1,000 reaches 3.2 sd by chance (the vault's 3 sd: -0.2), and p < .01 asks
     # 1.24 sd more: 3.5 sd (key 0.3) beats the vault but not chance, 4.7 sd (key 1.5) does
     lists = {"vault": [_result("n1", 0.80)], "code": [_result("c1", 0.85)]}
-    assert leader(lists, nulls, QUERY) is None
+    assert _weight(lists, nulls, "code") == 1
     lists["code"] = [_result("c1", 0.97)]
-    assert leader(lists, nulls, QUERY) == "code"
+    reasons = _reasons(lists, nulls, "code")
+    assert reasons[0] == "meaning beats the vault's (1.47 sd)"
+    assert "the vault has little on it" in reasons  # the vault's 3 sd is within chance here
+    assert _weight(lists, nulls, "code") == 8  # 3 × 3, at most 8
 
 
-def test_without_vectors_the_vault_leads() -> None:
+def test_without_vectors_the_merge_is_rank_by_rank_vault_first() -> None:
     lists = {
         "vault": [_result("n1", None), _result("n2", None)],
         "code": [_result("c1", 0.9), _result("c2", 0.8)],
     }
     nulls = {"vault": None, "code": CollectionNull(np.zeros(2), np.eye(2), 100)}
-    merged = merge_fair(lists, nulls, QUERY, 4)
-    assert [r.chunk_id for r in merged] == ["n1", "c1", "n2", "c2"]
-    assert merged == merge_by_rank(lists, 4)
-    assert merge_fair(lists, {"vault": None, "code": None}, None, 4) == merged
+    assert _merged(lists, nulls, 4) == ["n1", "c1", "n2", "c2"]
+    routing = decide_for("q", lists, {"vault": None, "code": None}, None)
+    assert routing.weights() == {"vault": 1, "code": 1}
+    assert [r.chunk_id for r in merge_weighted(lists, routing.weights(), 4)] == [
+        "n1", "c1", "n2", "c2"
+    ]  # fmt: skip
 
 
 def _lexical(chunk: str, bm25: float) -> SearchResult:
@@ -186,17 +208,21 @@ def _lexical(chunk: str, bm25: float) -> SearchResult:
     return result
 
 
-def test_strong_lexical_evidence_leads_on_the_size_independent_scale() -> None:
+def test_strong_lexical_evidence_counts_on_the_size_independent_scale() -> None:
     """BM25 ÷ ln(passages) (retrieval/calibration.py's scale): 8.0 over 2,000 passages is 1.05,
-    strong (≥ 0.93), and beats the vault's 3.0 over 200 (0.57); 5.0 over 2,000 (0.66) is not
-    strong; an index under 20 passages says nothing by BM25."""
+    evidence of its own (≥ 0.68) and strong (≥ 0.93) beating the vault's 3.0 over 200 (0.57);
+    5.0 over 2,000 (0.66) is neither; an index under 20 passages says nothing by BM25."""
     lists = {"vault": [_lexical("n1", 3.0)], "code": [_lexical("c1", 8.0)]}
     nulls = {"vault": None, "code": None}
-    assert leader(lists, nulls, None, {"vault": 200, "code": 2000}) == "code"
-    merged = merge_fair(lists, nulls, None, 2, {"vault": 200, "code": 2000})
-    assert [r.chunk_id for r in merged] == ["c1", "n1"]
+    sizes = {"vault": 200, "code": 2000}
+    assert _reasons(lists, nulls, "code", sizes, None) == [
+        "keywords beat the vault's (1.05)",
+        "the vault has little on it",  # (0.57: below the bar of covering the question)
+    ]
+    assert _weight(lists, nulls, "code", sizes, None) == 8
+    assert _merged(lists, nulls, 2, sizes) == ["c1", "n1"]
     lists["code"] = [_lexical("c1", 5.0)]
-    assert leader(lists, nulls, None, {"vault": 200, "code": 2000}) is None
+    assert _weight(lists, nulls, "code", sizes, None) == 1
     lists = {"vault": [_lexical("n1", 3.0)], "code": [_lexical("c1", 8.0)]}
-    assert leader(lists, nulls, None, {"vault": 200, "code": 10}) is None
-    assert leader(lists, nulls, None, None) is None  # no counts: dense only
+    assert _weight(lists, nulls, "code", {"vault": 200, "code": 10}, None) == 1
+    assert _weight(lists, nulls, "code", None, None) == 1  # no counts: dense only

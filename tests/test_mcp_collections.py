@@ -99,6 +99,15 @@ def test_search_and_ask_take_collections(served) -> None:
             assert {r["collection"] for r in notes["results"]} <= {"vault"}
             both = await call(client, "search_notes", query=query, k=20)
             assert {r["collection"] for r in both["results"]} == {"vault", "game"}
+            # the routing decision of a search over both (issue 43): the identifier is the tree's
+            assert "routing" not in code or code["routing"] is None  # one collection: none
+            named = await call(client, "search_notes", query="where is LaunchZeppelinWave")
+            shares = {c["name"]: c for c in named["routing"]}
+            assert list(shares) == ["vault", "game"]
+            assert shares["vault"]["weight"] == 1
+            assert shares["game"]["weight"] > 1, shares
+            assert "identifier LaunchZeppelinWave" in shares["game"]["reasons"]
+            assert named["results"][0]["symbol"] == "AZeppelinSpawner::LaunchZeppelinWave"
 
             # ask_vault searches the collections named: the code only, or the notes only.
             # (The evidence bars are the vault's, so this small tree may read as weak: the

@@ -637,6 +637,34 @@ export interface components {
              */
             problem?: string | null;
         };
+        /** CollectionRouting */
+        CollectionRouting: {
+            /**
+             * Name
+             * @description `vault` or a source's name
+             */
+            name: string;
+            /**
+             * Weight
+             * @description Its share of the merge: a result of rank r is placed at (r + 1) / weight, so weight 2 fills two places for each one of a weight-1 collection; 1 means no evidence
+             */
+            weight: number;
+            /**
+             * Reasons
+             * @description Why its weight was raised: e.g. `identifier DBImpl::Write`, `code words`
+             */
+            reasons: string[];
+            /**
+             * Dense Key
+             * @description Its best cosine in standard deviations above chance (calibrated)
+             */
+            dense_key?: number | null;
+            /**
+             * Lexical Key
+             * @description Its best BM25 ÷ ln(passages)
+             */
+            lexical_key?: number | null;
+        };
         /** CollectionState */
         CollectionState: {
             /**
@@ -1637,6 +1665,18 @@ export interface components {
             results: components["schemas"]["SearchHit"][];
             /** Took Ms */
             took_ms: number;
+            /** @description With several collections searched and none chosen, how much each contributed and why (`retrieval/routing.py`); absent with one collection */
+            routing?: components["schemas"]["SearchRouting"] | null;
+        };
+        /** SearchRouting */
+        SearchRouting: {
+            /**
+             * Searched
+             * @description The collections searched, in their order
+             */
+            searched: string[];
+            /** Collections */
+            collections: components["schemas"]["CollectionRouting"][];
         };
         /** SkippedFile */
         SkippedFile: {

@@ -6,6 +6,8 @@ type Progress = Extract<AskEvent, { type: "progress" }>;
 export interface ProgressContext {
   /** Aspects of the plan, once `plan` has reported them. */
   aspects: number | null;
+  /** The last search's collections (`describeSearched`), kept for the done line. */
+  searched?: string | null;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -37,7 +39,12 @@ export function describeProgress(event: Progress, context: ProgressContext): str
     }
     case "retrieve_vault": {
       const found = count("found");
-      return found === null ? `searching the vault${ofAspect}…` : `found ${plural(found, "passage")} in the vault${ofAspect}…`;
+      const searched = describeSearched(d.searched);
+      if (searched) context.searched = searched;
+      if (found === null) return `searching the vault${ofAspect}…`;
+      return searched
+        ? `found ${plural(found, "passage")}${ofAspect} · ${searched}…`
+        : `found ${plural(found, "passage")} in the vault${ofAspect}…`;
     }
     case "check_evidence": {
       const weak = Array.isArray(d.web_for) ? d.web_for.length : 0;
@@ -65,9 +72,20 @@ export function describeProgress(event: Progress, context: ProgressContext): str
   }
 }
 
+/** A search over several collections: `searched: vault, engine-code ×3` (the collections in
+ * order, with the weight routing gave each when above 1); null for one collection. */
+export function describeSearched(searched: unknown): string | null {
+  if (!Array.isArray(searched) || searched.length < 2) return null;
+  const names = (searched as unknown[])
+    .filter((c): c is { name: string; weight?: unknown } => typeof (c as { name?: unknown } | null)?.name === "string")
+    .map((c) => (typeof c.weight === "number" && c.weight > 1 ? `${c.name} ×${c.weight}` : c.name));
+  return names.length ? `searched: ${names.join(", ")}` : null;
+}
+
 /** The progress line once the answer is complete. */
-export function describeDone(citations: number, aspects: number | null): string {
+export function describeDone(citations: number, aspects: number | null, searched?: string | null): string {
   const parts = ["done", plural(citations, "source")];
   if (aspects !== null && aspects > 1) parts.push(plural(aspects, "aspect"));
+  if (searched) parts.push(searched);
   return parts.join(" · ");
 }

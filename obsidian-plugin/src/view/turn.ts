@@ -181,7 +181,7 @@ export class TurnView {
         this.scheduleRender(true);
         this.showCitations(event.citations);
         this.foldSources(event.citations);
-        this.progressEl.textContent = describeDone(event.citations.length, this.context.aspects);
+        this.progressEl.textContent = describeDone(event.citations.length, this.context.aspects, this.context.searched);
         this.answerId = event.answerId || null;
         if (this.options.note) this.focusEl.textContent = describeFocus(this.options.note, event.focus ?? null);
         this.setActionsEnabled(this.answerId !== null);

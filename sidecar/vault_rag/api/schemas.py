@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 # The answer stream's event models live with the graph that emits them (`graph/events.py`);
 # re-exported here with the rest of the HTTP contract.
+from vault_rag.api.routing_schemas import SearchRouting
 from vault_rag.graph.events import CitationsEvent as CitationsEvent
 from vault_rag.graph.events import DeltaEvent as DeltaEvent
 from vault_rag.graph.events import ErrorEvent as ErrorEvent
@@ -423,6 +424,11 @@ class SearchHit(BaseModel):
 class SearchResponse(BaseModel):
     results: list[SearchHit]
     took_ms: float
+    routing: SearchRouting | None = Field(
+        None,
+        description="With several collections searched and none chosen, how much each "
+        "contributed and why (`retrieval/routing.py`); absent with one collection",
+    )
 
 
 # -- related -----------------------------------------------------------------------------------

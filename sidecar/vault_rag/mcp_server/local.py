@@ -114,6 +114,12 @@ class LocalBackend:
                 )
                 for r in outcome.results
             ],
+            routing=[
+                m.CollectionShare(name=c.name, weight=c.weight, reasons=list(c.reasons))
+                for c in outcome.routing.collections
+            ]
+            if outcome.routing
+            else None,
         )
         return out, m.search_text(out)
 

@@ -30,10 +30,24 @@ class Passage(BaseModel):
     title: str | None = Field(None, description="A web source's page: its title")
 
 
+class CollectionShare(BaseModel):
+    name: str = Field(description="'vault' or a source's name")
+    weight: float = Field(
+        description="Its share of the merged list: 2 fills two places for each one of a "
+        "weight-1 collection; 1 means no evidence for it"
+    )
+    reasons: list[str] = Field(description="Why its weight was raised, e.g. 'code words'")
+
+
 class SearchOutput(BaseModel):
     query: str
     results: list[Passage]
     took_ms: float
+    routing: list[CollectionShare] | None = Field(
+        None,
+        description="With several collections searched and none chosen: how much each "
+        "contributed to the results and why (absent with one collection)",
+    )
 
 
 class Citation(BaseModel):
@@ -144,6 +158,9 @@ def search_text(out: SearchOutput) -> str:
             f"\n[{i}] {p.link} (lines {p.line_start}-{p.line_end}, score {p.score:.3f}{where})"
         )
         parts.append(p.text)
+    if out.routing:
+        shares = ", ".join(f"{c.name} ×{c.weight:g}" for c in out.routing)
+        parts.append(f"\n(searched: {shares})")
     return "\n".join(parts)
 
 

@@ -69,7 +69,8 @@ def _search(client: RemoteClient, args: argparse.Namespace) -> int:
     payload = answer.json()
     results = [ordered_hit(hit) for hit in payload["results"]]
     took = float(payload.get("took_ms", 0.0)) / 1000
-    print_search_results(args.text, results, took, as_json=args.as_json)
+    routing = payload.get("routing")
+    print_search_results(args.text, results, took, as_json=args.as_json, routing=routing)
     return 0
 
 

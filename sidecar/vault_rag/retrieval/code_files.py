@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import MutableMapping
+from pathlib import PurePosixPath
 
 from vault_rag.chunking.types import Chunk
 from vault_rag.index.vault_index import VaultIndex
@@ -43,6 +44,8 @@ _TEST_PATH = re.compile(
 )
 _DEFINITIONS: weakref.WeakKeyDictionary[VaultIndex, tuple[int, dict[str, list[tuple[str, str]]]]]
 _DEFINITIONS = weakref.WeakKeyDictionary()
+_NAMES: weakref.WeakKeyDictionary[VaultIndex, tuple[int, frozenset[str] | None]]
+_NAMES = weakref.WeakKeyDictionary()
 
 
 def is_test_path(path: str) -> bool:
@@ -158,3 +161,27 @@ def definitions_of(index: VaultIndex) -> dict[str, list[tuple[str, str]]]:
             table.setdefault(declaration_key(str(symbol).split("::")), []).append((path, unit_id))
     _DEFINITIONS[index] = (revision, table)
     return table
+
+
+def names_of(index: VaultIndex) -> frozenset[str] | None:
+    """What a question may call a code collection's things by (routing, `routing.py`): each
+    symbol and every qualified tail of it (`leveldb::DBImpl::Write`, `DBImpl::Write`,
+    `Write`), and each file's name and stem (`crc32.c`, `crc32`). None: the collection has no
+    code units. Built from the manifest once per revision of it."""
+    revision = index.manifest.revision()
+    cached = _NAMES.get(index)
+    if cached is not None and cached[0] == revision:
+        return cached[1]
+    rows = index.manifest.db.execute(
+        "SELECT note_path, json_extract(data, '$.extra.symbol') FROM chunks "
+        "WHERE json_extract(data, '$.extra.kind') = 'code'"
+    ).fetchall()
+    names: set[str] = set()
+    for path, symbol in rows:
+        file = PurePosixPath(path)
+        names.update((file.name, file.stem))
+        parts = str(symbol).split("::") if symbol else []
+        names.update("::".join(parts[i:]) for i in range(len(parts)))
+    found = frozenset(names) if rows else None
+    _NAMES[index] = (revision, found)
+    return found

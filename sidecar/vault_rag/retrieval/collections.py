@@ -1,21 +1,18 @@
 """One search over several collections (the vault and the sources beside it,
 `source_indexes/collections.py`): each collection ranked on its own by `hybrid_search`, then the
-lists merged fairly, rank by rank: each collection's best first, then each one's second, …
+lists merged by the routing decision (`routing.py`): each collection's share of the merged list
+from evidence calibrated per collection, and a weighted rank-by-rank merge.
 
 Scores of two indexes are not comparable (RRF over each index's own lists, BM25 statistics of
 each corpus), and raw cosines are not either: notes in prose sit closer to every question than
-code does. Rank by rank, a code tree of 50,000 units cannot drown a vault of 500 notes. Who
-goes first at each rank is decided by evidence calibrated per collection: the vault leads,
-unless a source's best result beats the vault's on either side, calibrated —
-- dense: its cosine stands further above that source's own chance level, less what its size
-  alone explains (`collection_null.py`), than the vault's does, and significantly so
-  (p < `SIGNIFICANCE` under the source's null);
-- lexical: its best BM25 on the size-independent scale (÷ ln passages, `retrieval/calibration.py`)
-  reaches the bar of strong lexical evidence and the vault's does not match it.
-A code question then gets its function first; a notes question beside an unrelated tree keeps
-its note first. Without vectors or BM25 scores the vault leads. `docs/retrieval.md` ("Fair
-merge") measures the variants tried: interleaving every result by calibrated score lifts code
-further but costs a notes vault beside an unrelated tree.
+code does. So the lists are never interleaved by score; what is compared is calibrated:
+- dense: how far a collection's best cosine stands above its own chance level for this
+  question, less what its size alone explains (`collection_null.py`), and whether that is
+  significant (p < `SIGNIFICANCE` under its null);
+- lexical: its best BM25 on the size-independent scale (÷ ln passages, `retrieval/calibration.py`).
+With equal weights the merge is rank by rank, the vault first at each rank: a code tree of
+50,000 units cannot drown a vault of 500 notes. `docs/retrieval.md` ("Fair merge", "Routing")
+measures the variants tried.
 """
 
 from __future__ import annotations
@@ -29,11 +26,13 @@ import numpy as np
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.calibration import LEXICAL
+from vault_rag.retrieval.code_files import names_of
 from vault_rag.retrieval.collection_null import CollectionNull, null_of
 from vault_rag.retrieval.graph_route import fuse_route
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
+from vault_rag.retrieval.routing import Routing, decide, merge_weighted
 
-SIGNIFICANCE = 0.01  # a source displaces the vault only on evidence chance reaches 1 time in 100
+SIGNIFICANCE = 0.01  # dense evidence counts only where chance reaches it 1 time in 100
 
 
 class UnknownCollectionError(ValueError):
@@ -56,50 +55,24 @@ def choose(
     return [name for name in available if name in wanted]
 
 
-def merge_by_rank(lists: Mapping[str, list[SearchResult]], k: int) -> list[SearchResult]:
-    """The `k` best of several collections' ranked lists, taken rank by rank (the fallback,
-    see the module doc); each result says its collection."""
-    ranked = [
-        (rank, order, replace(result, collection=name))
-        for order, (name, results) in enumerate(lists.items())
-        for rank, result in enumerate(results)
-    ]
-    ranked.sort(key=lambda item: (item[0], item[1]))
-    return [result for _, _, result in ranked[:k]]
-
-
-def leader(
+def decide_for(
+    query: str,
     lists: Mapping[str, list[SearchResult]],
     nulls: Mapping[str, CollectionNull | None],
-    query: np.ndarray | None,
+    vector: np.ndarray | None,
     passages: Mapping[str, int] | None = None,
-) -> str | None:
-    """The source that leads the merge (module doc), or None: the first collection leads.
-    `passages`: each collection's passage count, for the lexical side (None: dense only)."""
-    first, *others = lists
-    dense = _dense_keys(lists, nulls, query)
+    names: Mapping[str, frozenset[str]] | None = None,
+) -> Routing:
+    """The routing decision (`routing.decide`) from each list's best scores, calibrated:
+    dense by the collection's null (None: not calibratable), lexical by its passage count
+    (None: dense only). `names`: each code collection's symbol and file names."""
+    dense = _dense_keys(lists, nulls, vector)
+    significant = {
+        name: (null := nulls.get(name)) is not None and null.significant(key, SIGNIFICANCE)
+        for name, key in dense.items()
+    }
     lexical = _lexical_keys(lists, passages or {})
-
-    def leads(name: str) -> bool:
-        null = nulls.get(name)
-        by_dense = (
-            name in dense
-            and first in dense
-            and dense[name] > dense[first]
-            and null is not None
-            and null.significant(dense[name], SIGNIFICANCE)
-        )
-        by_lexical = (
-            name in lexical
-            and lexical[name] >= LEXICAL.strong
-            and lexical[name] > lexical.get(first, 0.0)
-        )
-        return by_dense or by_lexical
-
-    strong = [name for name in others if leads(name)]
-    return max(
-        strong, key=lambda n: (dense.get(n, float("-inf")), lexical.get(n, 0.0)), default=None
-    )
+    return decide(query, list(lists), dense, significant, lexical, names or {})
 
 
 def _dense_keys(
@@ -131,44 +104,53 @@ def _lexical_keys(
     return keys
 
 
-def merge_fair(
-    lists: Mapping[str, list[SearchResult]],
-    nulls: Mapping[str, CollectionNull | None],
-    query: np.ndarray | None,
-    k: int,
-    passages: Mapping[str, int] | None = None,
-) -> list[SearchResult]:
-    """The `k` best of the lists, rank by rank, the `leader` first at each rank."""
-    lead = leader(lists, nulls, query, passages)
-    if lead is None:
-        return merge_by_rank(lists, k)
-    return merge_by_rank({lead: lists[lead]} | {n: r for n, r in lists.items() if n != lead}, k)
-
-
 def search_collections(
     indexes: Mapping[str, VaultIndex], query: str, options: SearchOptions
 ) -> list[SearchResult]:
-    """`hybrid_search` in each index, merged fairly (one index: its own list, unchanged).
-    Every collection shares the vault's model, so the question is embedded once for all."""
-    merged = _merged(indexes, query, options)
+    """`search_routed`'s results alone."""
+    return search_routed(indexes, query, options)[0]
+
+
+def search_routed(
+    indexes: Mapping[str, VaultIndex], query: str, options: SearchOptions
+) -> tuple[list[SearchResult], Routing | None]:
+    """`hybrid_search` in each index, merged by the routing decision (`routing.py`), and the
+    decision (None with one index: its own list, unchanged). Every collection shares the
+    vault's model, so the question is embedded once for all."""
+    merged, routing = _merged(indexes, query, options)
     if options.graph_route is None:
-        return merged
+        return merged, routing
     # A relational question: the code graph's units as one more list (`graph_route.py`).
-    return fuse_route(merged, options.graph_route(query), options.k, options.rrf_k)
+    return fuse_route(merged, options.graph_route(query), options.k, options.rrf_k), routing
+
+
+def route(
+    indexes: Mapping[str, VaultIndex],
+    query: str,
+    lists: Mapping[str, list[SearchResult]],
+    vector: np.ndarray | None,
+) -> Routing:
+    """The routing decision for `lists`, with each index's null, size and code names."""
+    nulls = {name: null_of(index) for name, index in indexes.items()}
+    passages = {name: index.lexical.count() for name, index in indexes.items()}
+    names = {name: found for name, index in indexes.items() if (found := names_of(index))}
+    return decide_for(query, lists, nulls, vector, passages, names)
 
 
 def _merged(
     indexes: Mapping[str, VaultIndex], query: str, options: SearchOptions
-) -> list[SearchResult]:
+) -> tuple[list[SearchResult], Routing | None]:
     if len(indexes) == 1:
         name, index = next(iter(indexes.items()))
-        return [replace(r, collection=name) for r in hybrid_search(index, query, options)]
+        return [replace(r, collection=name) for r in hybrid_search(index, query, options)], None
     embedded = _embed_once(indexes, query, options)
     shared = replace(options, query_vector=embedded) if embedded is not None else options
-    lists = {name: hybrid_search(index, query, shared) for name, index in indexes.items()}
-    nulls = {name: null_of(index) for name, index in indexes.items()}
-    passages = {name: index.lexical.count() for name, index in indexes.items()}
-    return merge_fair(lists, nulls, _unit(embedded), options.k, passages)
+    lists = {
+        name: [replace(r, collection=name) for r in hybrid_search(index, query, shared)]
+        for name, index in indexes.items()
+    }
+    routing = route(indexes, query, lists, _unit(embedded))
+    return merge_weighted(lists, routing.weights(), options.k), routing
 
 
 def _embed_once(

@@ -7,8 +7,9 @@ import time
 from dataclasses import dataclass, replace
 
 from vault_rag.index.vault_index import VaultIndex
-from vault_rag.retrieval.collections import UnknownCollectionError, search_collections
+from vault_rag.retrieval.collections import UnknownCollectionError, search_routed
 from vault_rag.retrieval.hybrid import SearchResult, search_options
+from vault_rag.retrieval.routing import Routing
 from vault_rag.services.errors import bad_input
 from vault_rag.services.parts import VaultParts, visible
 from vault_rag.source_indexes.graph_route import route_for
@@ -18,6 +19,7 @@ from vault_rag.source_indexes.graph_route import route_for
 class SearchOutcome:
     results: list[SearchResult]
     took_ms: float
+    routing: Routing | None = None  # several collections: how much each contributed, and why
 
 
 def search(
@@ -46,7 +48,7 @@ def search(
     # A relational question about a known symbol: the code graph's units join (None: no code)
     route = route_for(parts.settings, parts.index.data_dir, indexes)
     options = replace(options, graph_route=route) if route is not None else options
-    results = search_collections(indexes, query, options)
+    results, routing = search_routed(indexes, query, options)
     took = (time.perf_counter() - started) * 1000
     kept = [  # (excluded folders are the vault's: a source has its own include/exclude)
         replace(r, embedded_in=[p for p in r.embedded_in if visible(parts, p)])
@@ -55,7 +57,7 @@ def search(
         for r in results
         if r.collection != "vault" or visible(parts, r.note_path, r.origin)
     ]
-    return SearchOutcome(results=kept, took_ms=round(took, 1))
+    return SearchOutcome(results=kept, took_ms=round(took, 1), routing=routing)
 
 
 def searched(parts: VaultParts, collections: list[str] | None) -> dict[str, VaultIndex]:

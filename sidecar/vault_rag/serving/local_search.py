@@ -27,7 +27,7 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
     from vault_rag.feedback.prior import FeedbackPrior, open_prior
     from vault_rag.index.vault_index import ModelMismatchError
     from vault_rag.maintenance.doctor import DamagedDataError
-    from vault_rag.retrieval.collections import UnknownCollectionError, search_collections
+    from vault_rag.retrieval.collections import UnknownCollectionError, search_routed
     from vault_rag.retrieval.hybrid import search_options
     from vault_rag.serving.context import open_index
     from vault_rag.settings import load_settings
@@ -64,7 +64,7 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
         route = route_for(settings, vault_index.data_dir, indexes)  # None: no code source
         options = replace(options, graph_route=route) if route is not None else options
         started = time.perf_counter()
-        results = search_collections(indexes, args.query, options)
+        results, routing = search_routed(indexes, args.query, options)
         elapsed = time.perf_counter() - started
         if vault_index.store_error:
             err.print(
@@ -86,5 +86,6 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
         explain=args.explain,
         prior_off=prior is None,
         console=console,
+        routing=routing.to_dict() if routing else None,
     )
     return 0

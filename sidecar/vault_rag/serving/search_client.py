@@ -164,7 +164,8 @@ def search_running_server(args: SearchArgs) -> int | None:
     except (KeyError, TypeError, ValueError, AttributeError):
         _note(f"the sidecar at {url} sent a search answer this version cannot read")
         return None
-    print_search_results(args.query, results, took_ms / 1000, as_json=args.as_json)
+    routing = payload.get("routing")
+    print_search_results(args.query, results, took_ms / 1000, as_json=args.as_json, routing=routing)
     return 0
 
 
@@ -186,10 +187,14 @@ def print_search_results(
     explain: bool = False,
     prior_off: bool = False,
     console: Any = None,
+    routing: dict[str, Any] | None = None,
 ) -> None:
-    """What `vault-rag search` prints: the JSON document, or a table (rich)."""
+    """What `vault-rag search` prints: the JSON document, or a table (rich). `routing`: the
+    decision of a search over several collections (in the JSON; with `explain`, one line)."""
     if as_json:
-        payload = {"query": query, "results": results}
+        payload: dict[str, Any] = {"query": query, "results": results}
+        if routing:
+            payload["routing"] = routing
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
     from rich.console import Console
@@ -226,6 +231,10 @@ def print_search_results(
             f"{r['line_start']}-{r['line_end']}",
         )
     out.print(table)
+    if explain and routing:
+        from vault_rag.retrieval.routing import routing_line
+
+        out.print(Text(routing_line(routing)))
     if explain:  # the graph route's hits say why they were added
         for i, r in enumerate(results, 1):
             if r.get("graph_reason"):

@@ -7,6 +7,7 @@ import anyio
 from fastapi import APIRouter
 
 from vault_rag.api.deps import State, translated
+from vault_rag.api.routing_schemas import SearchRouting
 from vault_rag.api.schemas import SearchHit, SearchRequest, SearchResponse
 from vault_rag.services import search as search_service
 
@@ -30,6 +31,9 @@ def _search(body: SearchRequest, state: State) -> SearchResponse:
             tag=body.tag,
             collections=body.collections,
         )
+    routing = outcome.routing
     return SearchResponse(
-        results=[SearchHit(**r.to_dict()) for r in outcome.results], took_ms=outcome.took_ms
+        results=[SearchHit(**r.to_dict()) for r in outcome.results],
+        took_ms=outcome.took_ms,
+        routing=SearchRouting.model_validate(routing.to_dict()) if routing else None,
     )

@@ -20,7 +20,8 @@ from vault_rag.graph.nodes.tasks import after_retrieval, task_failed
 from vault_rag.graph.sources import doc_from_page, doc_from_result
 from vault_rag.graph.state import Aspect, Doc, Focus, State
 from vault_rag.retrieval.calibration import calibration_for
-from vault_rag.retrieval.collections import search_collections
+from vault_rag.retrieval.collections import search_routed
+from vault_rag.retrieval.routing import Routing
 from vault_rag.source_indexes.graph_route import route_for
 
 
@@ -77,7 +78,8 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
         # A relational question about a known symbol: the code graph's units join the list.
         route = route_for(resources.settings, resources.index.data_dir, indexes)
         options = replace(options, graph_route=route) if route is not None else options
-        results = await asyncio.to_thread(search_collections, indexes, task["query"], options)
+        found = await asyncio.to_thread(search_routed, indexes, task["query"], options)
+        results, routing = found
     except Exception as exc:  # e.g. a remote embedding server failing this one query
         return task_failed("retrieve_vault", exc, task["aspect"], task["query"])
     graph = [f"{r.note_path}: {r.graph_reason}" for r in results if r.graph_reason]
@@ -87,6 +89,8 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
         query=task["query"],
         found=len(results),
         **({"graph": graph} if graph else {}),  # why the graph route added units
+        # several collections: how much each contributed (the pane's "searched: …")
+        **({"searched": _shares(routing)} if routing else {}),
     )
     # Nothing found writes nothing: an empty write would empty the turn's documents.
     update: dict[str, Any] = {}
@@ -98,6 +102,13 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
             "vault passages are in the fused search order."
         ]
     return update
+
+
+def _shares(routing: Routing) -> list[dict[str, Any]]:
+    return [
+        {"name": c.name, "weight": c.weight, "reasons": list(c.reasons)}
+        for c in routing.collections
+    ]
 
 
 async def web_search(task: QueryTask, config: RunnableConfig) -> dict[str, Any]:
