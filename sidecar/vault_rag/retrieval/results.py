@@ -13,6 +13,7 @@ from typing import Any
 class LinkedUnit:
     """The other half of a note ↔ code pair: the unit a hit links to, and why."""
 
+    kind: str  # "code" (a note hit's symbol) or "note" (a code hit's note naming it)
     collection: str
     note_path: str  # the file (a note, or a source file)
     symbol: str | None  # the code symbol named (qualified)

@@ -147,7 +147,7 @@ def _code_of_note(result: SearchResult, sources: list[_Code], index: VaultIndex)
                 why = f"note names {name}"
                 if len(rows) > 1:
                     why += f" (one of {len(rows)} definitions)"
-                found.append((confidence, _unit(source.name, chunk, row.qualified, why)))
+                found.append((confidence, _unit("code", source.name, chunk, row.qualified, why)))
     return found
 
 
@@ -170,7 +170,7 @@ def _notes_of_code(
             if chunk is None:
                 continue
             why = f"note names {mention.name}"
-            found.append((mention.confidence, _unit(collection, chunk, row.qualified, why)))
+            found.append((mention.confidence, _unit("note", collection, chunk, row.qualified, why)))
     return found
 
 
@@ -186,10 +186,11 @@ def _symbol_row(store: GraphStore, result: SearchResult) -> SymbolRow | None:
     return (inside or rows or [None])[0]
 
 
-def _unit(collection: str, chunk: Chunk, symbol: str, reason: str) -> LinkedUnit:
+def _unit(kind: str, collection: str, chunk: Chunk, symbol: str, reason: str) -> LinkedUnit:
     hit = unit_result(chunk)
     text = " ".join(hit.text.split())
     return LinkedUnit(
+        kind=kind,
         collection=collection,
         note_path=hit.note_path,
         symbol=symbol,
@@ -199,3 +200,24 @@ def _unit(collection: str, chunk: Chunk, symbol: str, reason: str) -> LinkedUnit
         text=text[:TEXT_CHARS],
         reason=reason,
     )
+
+
+def linked_results(
+    indexes: Mapping[str, VaultIndex], results: list[SearchResult], top: int
+) -> list[SearchResult]:
+    """The units the `top` hits link to, as search results (each with its reason in
+    `graph_reason`, `pair: …`), not already among `results`; for the answer graph."""
+    have = {(r.collection, r.chunk_id) for r in results}
+    found: list[SearchResult] = []
+    for result in results[:top]:
+        for unit in result.linked:
+            index = indexes.get(unit.collection)
+            chunk = None if index is None else _unit_at(index, unit.note_path, unit.line_start)
+            if chunk is None or (unit.collection, chunk.id) in have:
+                continue
+            have.add((unit.collection, chunk.id))
+            hit = unit_result(chunk)
+            hit.collection = unit.collection
+            hit.graph_reason = f"pair: {unit.reason} ({result.note_path})"
+            found.append(hit)
+    return found

@@ -21,7 +21,11 @@ from vault_rag.graph.sources import doc_from_page, doc_from_result
 from vault_rag.graph.state import Aspect, Doc, Focus, State
 from vault_rag.retrieval.calibration import calibration_for
 from vault_rag.retrieval.collections import search_collections
+from vault_rag.retrieval.graph_route import pair_ask
 from vault_rag.source_indexes.graph_route import route_for
+from vault_rag.source_indexes.pair_links import link_pairs, linked_results
+
+PAIR_TOP = 3  # a pair question: the linked units of this many top hits join the passages
 
 
 class QueryTask(TypedDict):
@@ -78,15 +82,23 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
         route = route_for(resources.settings, resources.index.data_dir, indexes)
         options = replace(options, graph_route=route) if route is not None else options
         results = await asyncio.to_thread(search_collections, indexes, task["query"], options)
+        pairs: list[str] = []
+        if pair_ask(task["query"]) is not None:  # "the note about X and the code of it"
+            results, pairs = await asyncio.to_thread(_with_pairs, resources, indexes, results)
     except Exception as exc:  # e.g. a remote embedding server failing this one query
         return task_failed("retrieve_vault", exc, task["aspect"], task["query"])
-    graph = [f"{r.note_path}: {r.graph_reason}" for r in results if r.graph_reason]
+    graph = [
+        f"{r.note_path}: {r.graph_reason}"
+        for r in results
+        if r.graph_reason and not r.graph_reason.startswith("pair: ")
+    ]
     progress(
         "retrieve_vault",
         aspect=task["aspect"],
         query=task["query"],
         found=len(results),
         **({"graph": graph} if graph else {}),  # why the graph route added units
+        **({"pairs": pairs} if pairs else {}),  # why the linked note / code joined
     )
     # Nothing found writes nothing: an empty write would empty the turn's documents.
     update: dict[str, Any] = {}
@@ -98,6 +110,16 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
             "vault passages are in the fused search order."
         ]
     return update
+
+
+def _with_pairs(
+    resources: Resources, indexes: dict[str, Any], results: list[Any]
+) -> tuple[list[Any], list[str]]:
+    """A pair question: the top hits' linked units (note ↔ code) join the passages, after
+    the hits; and why each joined, for the trace."""
+    linked = link_pairs(resources.settings, resources.index.data_dir, indexes, results)
+    added = linked_results(indexes, linked, PAIR_TOP)
+    return linked + added, [f"{r.note_path}: {r.graph_reason}" for r in added]
 
 
 async def web_search(task: QueryTask, config: RunnableConfig) -> dict[str, Any]:
