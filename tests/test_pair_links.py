@@ -291,3 +291,29 @@ def test_the_answer_graph_adds_the_pair_and_traces_why(parts, monkeypatch) -> No
     pairs = traced[-1]["pairs"]
     assert "src/core.h: pair: note names eng::Actor::Spawn (Engine/Actors.md)" in pairs
     assert all(re.fullmatch(r"\S+: pair: note names .+ \(Engine/\w+\.md\)", p) for p in pairs)
+
+
+def test_the_cli_search_prints_links_in_json_only_with_a_code_source(
+    parts, capsys, monkeypatch, tmp_path: Path
+) -> None:
+    from vault_rag.serving.local_search import search_in_process
+    from vault_rag.serving.search_client import SearchArgs
+
+    # the settings of `graph_tree.SETTINGS`, as the CLI reads them (no settings file)
+    (tmp_path / "settings.toml").write_text("", encoding="utf-8")
+    monkeypatch.setenv("VAULT_RAG_CONFIG", str(tmp_path / "settings.toml"))
+    monkeypatch.setenv("VAULT_RAG_EMBEDDINGS", "hash")
+    monkeypatch.setenv("VAULT_RAG_EXCLUDE", '["Private"]')
+    monkeypatch.setenv("VAULT_RAG_MAX_CODE_KB", "2048")
+
+    settings = parts.settings
+    args = SearchArgs(QUERY, settings.vault.resolve(), settings.resolved_data_dir(), k=8)
+    assert search_in_process(replace(args, as_json=True)) == 0
+    found = json.loads(capsys.readouterr().out)["results"]
+    note = next(r for r in found if r["note_path"] == "Engine/Actors.md")
+    assert note["linked"][0]["note_path"] == "src/core.h"
+    assert note["linked"][0]["reason"] == "note names eng::Actor::Spawn"
+    assert any("linked" not in r for r in found)  # only where there are links
+    vault = replace(args, as_json=True, collections=("vault",))
+    assert search_in_process(vault) == 0
+    assert "linked" not in capsys.readouterr().out
