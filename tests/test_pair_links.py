@@ -267,6 +267,7 @@ def test_the_answer_graph_adds_the_pair_and_traces_why(parts, monkeypatch) -> No
     from vault_rag.graph.config import Resources
     from vault_rag.graph.nodes import retrieve
     from vault_rag.graph.run import run_config
+    from vault_rag.graph.sources import citation_of
 
     traced: list[dict[str, Any]] = []
     monkeypatch.setattr(retrieve, "progress", lambda node, **data: traced.append(data))
@@ -275,13 +276,18 @@ def test_the_answer_graph_adds_the_pair_and_traces_why(parts, monkeypatch) -> No
     )
     config = run_config(resources, resources.defaults, None)
 
+    found: list[dict[str, Any]] = []
+
     def docs(query: str) -> set[tuple[str, str, int]]:
-        found = asyncio.run(retrieve.retrieve_vault({"aspect": 0, "query": query}, config))
-        return {(d["collection"], d["note_path"], d["line_start"]) for d in found["documents"]}
+        found[:] = asyncio.run(retrieve.retrieve_vault({"aspect": 0, "query": query}, config))[
+            "documents"
+        ]
+        return {(d["collection"], d["note_path"], d["line_start"]) for d in found}
 
     # Actors.md names eng::Actor::Spawn (core.h:16); a search of these words alone finds the
     # note but not that definition's unit
     plain = docs("Ticking runs each frame")
+    assert all("linked" not in d and "linked" not in citation_of(d) for d in found)
     assert ("vault", "Engine/Actors.md", 4) in plain
     assert ("engine", "src/core.h", 16) not in plain
     assert "pairs" not in traced[-1]
@@ -291,6 +297,11 @@ def test_the_answer_graph_adds_the_pair_and_traces_why(parts, monkeypatch) -> No
     pairs = traced[-1]["pairs"]
     assert "src/core.h: pair: note names eng::Actor::Spawn (Engine/Actors.md)" in pairs
     assert all(re.fullmatch(r"\S+: pair: note names .+ \(Engine/\w+\.md\)", p) for p in pairs)
+    # the note's citation carries its pair, for the pane
+    actors = next(d for d in found if d["note_path"] == "Engine/Actors.md")
+    linked = citation_of(actors)["linked"]
+    assert linked[0]["kind"] == "code" and linked[0]["note_path"] == "src/core.h"
+    assert linked[0]["reason"] == "note names eng::Actor::Spawn"
 
 
 def test_the_cli_search_prints_links_in_json_only_with_a_code_source(
