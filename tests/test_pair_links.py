@@ -120,13 +120,15 @@ def test_a_file_the_source_leaves_out_is_never_linked(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "Widgets.md").write_text(
-        "# Widgets\n\n`Widget::Draw` paints a widget; `eng::Actor::Spawn` places it.\n",
+        "# Widgets\n\n`Widget::Draw` paints a widget; `eng::Actor::Spawn` places it.\n"
+        "We `save` it with a `helper` and `Log` it.\n",  # words, defined in py/ and util
         encoding="utf-8",
     )
     settings, _vault, repo = build(tmp_path, vault=vault)
     parts = _Parts(settings)
     try:
         before = _hit(search(parts, "widgets paint", k=8).results, "vault", "Widgets.md")
+        # (`save`, `helper` and `Log` are defined in the tree, but are words: never linked)
         assert {u.note_path for u in before.linked} == {"src/export.h", "src/core.h"}
         data = settings.resolved_data_dir()
         save_added(data, [SourceSpec(name="engine", path=repo, kind="code", exclude=["export.h"])])
