@@ -30,7 +30,7 @@ from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.hybrid import unit_result
 from vault_rag.retrieval.results import LinkedUnit, SearchResult
 from vault_rag.settings import Settings
-from vault_rag.source_indexes.graph_route import NOTE_KINDS, _unit_at
+from vault_rag.source_indexes.graph_route import NOTE_KINDS, unit_at
 from vault_rag.source_indexes.specs import VAULT, all_specs, path_rules
 
 log = logging.getLogger(__name__)
@@ -141,7 +141,7 @@ def _code_of_note(result: SearchResult, sources: list[_Code], index: VaultIndex)
         for name in names:
             rows = [(r, c) for r, c in resolve_name(source.store, name) if source.allowed(r.path)]
             for row, confidence in rows:
-                chunk = _unit_at(source.index, row.path, row.line_start)
+                chunk = unit_at(source.index, row.path, row.line_start)
                 if chunk is None:
                     continue
                 why = f"note names {name}"
@@ -212,7 +212,7 @@ def linked_results(
     for result in results[:top]:
         for unit in result.linked:
             index = indexes.get(unit.collection)
-            chunk = None if index is None else _unit_at(index, unit.note_path, unit.line_start)
+            chunk = None if index is None else unit_at(index, unit.note_path, unit.line_start)
             if chunk is None or (unit.collection, chunk.id) in have:
                 continue
             have.add((unit.collection, chunk.id))
