@@ -140,6 +140,7 @@ def _units(
 
 
 def unit_at(index: VaultIndex, path: str, line: int) -> Chunk | None:
+    """The narrowest unit of `path` holding `line` (no line, or none holds it: its first)."""
     chunks = index.manifest.note_chunks(path)
     holding = [c for c in chunks if c.line_start <= line <= c.line_end] if line else []
     if holding:
