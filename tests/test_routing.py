@@ -135,3 +135,11 @@ def test_the_decision_reads_as_one_line_and_as_json() -> None:
     }  # fmt: skip
     assert routing.line() == routing_line(data)
     assert routing.line().startswith("searched: vault ×1, code ×8 (keywords beat the vault's")
+
+
+def test_a_vault_too_small_to_calibrate_is_unknown_not_weak() -> None:
+    """Under 20 passages BM25 gives the vault no key: "the vault has little on it" needs both
+    of its calibrated keys (a tiny vault beside a tree is not thereby routed away from)."""
+    small = {"dense": CODE_AHEAD["dense"], "lexical": {"code": 1.4}}
+    reasons = _shares(_decide("longest match", small))["code"][1]
+    assert reasons == ["keywords beat the vault's (1.40)"]

@@ -74,6 +74,20 @@ export interface VaultCitation {
   /** C/C++: the other file of the `.h`/`.cpp` pair; where the header declares it. */
   related_file?: string | null;
   declared_at?: string | null;
+  /** A pair question ("the note about X and the code that implements it"): the units this
+   * passage links to across collections — the code a note names, the notes naming a code unit. */
+  linked?: LinkedUnit[];
+}
+
+/** The other half of a note ↔ code pair (`source_indexes/pair_links.py`, `LinkedHit`). */
+export interface LinkedUnit {
+  kind: "code" | "note";
+  collection: string;
+  note_path: string;
+  symbol: string | null;
+  line_start: number;
+  line_end: number;
+  reason: string;
 }
 
 export interface WebCitation {
@@ -217,10 +231,31 @@ export function parseCitations(value: unknown): Citation[] {
         chunk_id: typeof item.chunk_id === "string" ? item.chunk_id : undefined,
         line_start: num(item.line_start),
         ...codeFields(item),
+        ...linkedField(item.linked),
       });
     }
   }
   return out;
+}
+
+/** A citation's note ↔ code links, when it has any (malformed entries dropped). */
+export function linkedField(value: unknown): { linked?: LinkedUnit[] } {
+  if (!Array.isArray(value)) return {};
+  const linked: LinkedUnit[] = [];
+  for (const item of value) {
+    if (!isRecord(item) || typeof item.note_path !== "string" || !item.note_path) continue;
+    if (item.kind !== "code" && item.kind !== "note") continue;
+    linked.push({
+      kind: item.kind,
+      collection: str(item.collection) || "vault",
+      note_path: item.note_path,
+      symbol: typeof item.symbol === "string" && item.symbol ? item.symbol : null,
+      line_start: num(item.line_start) ?? 0,
+      line_end: num(item.line_end) ?? num(item.line_start) ?? 0,
+      reason: str(item.reason),
+    });
+  }
+  return linked.length ? { linked } : {};
 }
 
 /** The fields a citation from a source beside the vault adds: its collection, kind and passage

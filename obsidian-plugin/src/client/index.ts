@@ -9,6 +9,8 @@ export {
   type AskRequest,
   type Citation,
   type FocusInfo,
+  type LinkedUnit,
+  linkedField,
   type NoteIndexState,
   type NotePayload,
   parseAskEvent,

@@ -1110,6 +1110,53 @@ export interface components {
              */
             proof?: string | null;
         };
+        /**
+         * LinkedHit
+         * @description The other half of a note ↔ code pair.
+         */
+        LinkedHit: {
+            /**
+             * Kind
+             * @description `code`: the symbol a note hit names; `note`: a note naming it
+             */
+            kind: string;
+            /**
+             * Collection
+             * @description `vault`, a notes source or a code source's name
+             */
+            collection: string;
+            /**
+             * Note Path
+             * @description The linked file: a note, or a source file
+             */
+            note_path: string;
+            /**
+             * Symbol
+             * @description The code symbol the note names (qualified)
+             */
+            symbol?: string | null;
+            /** Line Start */
+            line_start: number;
+            /** Line End */
+            line_end: number;
+            /**
+             * Heading Path
+             * @description The linked unit's heading path or symbol
+             * @default
+             */
+            heading_path?: string;
+            /**
+             * Text
+             * @description The start of the linked unit, whitespace collapsed
+             * @default
+             */
+            text?: string;
+            /**
+             * Reason
+             * @description Why, e.g. `note names DBImpl::Write`
+             */
+            reason: string;
+        };
         /** ModelTestResult */
         ModelTestResult: {
             /** Ok */
@@ -1639,6 +1686,11 @@ export interface components {
              * @description Added by the graph route for a relational question: why, e.g. `graph: CALLS DBImpl::Get (confidence 0.90)`
              */
             graph_reason?: string | null;
+            /**
+             * Linked
+             * @description Note ↔ code links (only when a code source is searched): a note hit's code symbols, a code hit's notes naming it; at most 3, best first
+             */
+            linked?: components["schemas"]["LinkedHit"][];
         };
         /** SearchRequest */
         SearchRequest: {

@@ -8,6 +8,7 @@ import type { AskEvent, Citation } from "../client";
 import type { Clock } from "../sync/timing";
 import { ActionRow } from "./actionRow";
 import { isSourceCitation } from "./codeCitation";
+import { pairLines, renderPairs } from "./pairLink";
 import { CodeViews } from "./codeView";
 import { clear, h, show } from "./dom";
 import { linkTarget, type NoteTarget, noteTarget } from "./noteTarget";
@@ -323,6 +324,7 @@ export class TurnView {
       }
       if (isSourceCitation(citation)) {
         this.codeViews.add(item, citation);
+        this.showPairs(item, citation, citations);
         continue;
       }
       const target = citationTarget(citation);
@@ -352,8 +354,14 @@ export class TurnView {
         this.options.actions.openNote(target, event);
       });
       link.addEventListener("mouseover", (event) => this.options.actions.hoverNote?.(target, event, link));
+      this.showPairs(item, citation, citations);
     }
     show(this.sourcesEl, true);
+  }
+
+  /** A pair question's note ↔ code links, under the citation (`pairLink.ts`). */
+  private showPairs(item: HTMLElement, citation: Citation, citations: Citation[]): void {
+    renderPairs(item, pairLines(citation, citations), (target, event) => this.options.actions.openNote(target, event));
   }
 
   /** The turn is over (answered, failed, stopped or read back): its text is final. */

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 # The answer stream's event models live with the graph that emits them (`graph/events.py`);
 # re-exported here with the rest of the HTTP contract.
+from vault_rag.api.link_schemas import LinkedHit as LinkedHit
 from vault_rag.api.routing_schemas import SearchRouting
 from vault_rag.graph.events import CitationsEvent as CitationsEvent
 from vault_rag.graph.events import DeltaEvent as DeltaEvent
@@ -418,6 +419,11 @@ class SearchHit(BaseModel):
         None,
         description="Added by the graph route for a relational question: why, e.g. "
         "`graph: CALLS DBImpl::Get (confidence 0.90)`",
+    )
+    linked: list[LinkedHit] = Field(
+        default_factory=list,
+        description="Note ↔ code links (only when a code source is searched): a note hit's "
+        "code symbols, a code hit's notes naming it; at most 3, best first",
     )
 
 

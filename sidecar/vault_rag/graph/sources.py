@@ -5,6 +5,7 @@ answer actually cited."""
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from typing import Any
 
 from vault_rag.graph.state import Doc
@@ -62,6 +63,8 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         related_file=result.related_file or "",
         declared_at=result.declared_at or "",
     )
+    if result.linked:  # a pair question's note ↔ code links (`citation_of` carries them)
+        doc["linked"] = [asdict(unit) for unit in result.linked]
     if result.url:  # a web source's page: cited by its URL (`citation_of`)
         doc["url"] = result.url
         doc["title"] = result.page_title or ""
@@ -139,6 +142,8 @@ def citation_of(doc: Doc) -> dict[str, Any]:
         "collection": doc.get("collection", "vault"),
         "symbol": doc.get("symbol") or None,
     }
+    if doc.get("linked"):  # the pane shows the pair under the citation
+        record["linked"] = list(doc["linked"])
     if doc.get("source_kind") == "code":
         # A code source's files are outside the vault: the pane shows the cited lines itself
         # (`text`, the unit verbatim) instead of opening the file.

@@ -67,6 +67,9 @@ class Doc(TypedDict, total=False):
     source_kind: str  # the file's kind: md, pdf, canvas or code (a code unit is quoted whole)
     related_file: str  # C/C++: the other file of the .h/.cpp pair ("" when none)
     declared_at: str  # C/C++: where the header declares this definition (`path:line-line`)
+    # A pair question's note ↔ code links (`source_indexes/pair_links.py`): the units this
+    # passage links to (`LinkedUnit` as dicts); carried into its citation for the pane.
+    linked: list[dict[str, Any]]
     # web
     url: str
     title: str

@@ -111,6 +111,18 @@ class LocalBackend:
                     symbol=r.symbol,
                     url=r.url,
                     title=r.page_title,
+                    linked=[
+                        m.LinkedPassage(
+                            kind=u.kind,
+                            collection=u.collection,
+                            note=u.note_path,
+                            symbol=u.symbol,
+                            line_start=u.line_start,
+                            line_end=u.line_end,
+                            reason=u.reason,
+                        )
+                        for u in r.linked
+                    ],
                 )
                 for r in outcome.results
             ],

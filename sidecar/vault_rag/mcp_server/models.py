@@ -8,6 +8,16 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 
+class LinkedPassage(BaseModel):
+    kind: str = Field(description="code: the symbol the note names; note: a note naming it")
+    collection: str = Field(description="'vault' or the source it comes from")
+    note: str = Field(description="The linked file: a note, or a source file")
+    symbol: str | None = Field(None, description="The code symbol named (qualified)")
+    line_start: int
+    line_end: int
+    reason: str = Field(description="Why, e.g. 'note names DBImpl::Write'")
+
+
 class Passage(BaseModel):
     note: str = Field(description="The note holding the passage, vault-relative")
     heading: str = Field(description="Heading path of the passage ('' at the top of the note)")
@@ -28,6 +38,10 @@ class Passage(BaseModel):
         None, description="A web source's page: its URL (with #anchor), which `link` is too"
     )
     title: str | None = Field(None, description="A web source's page: its title")
+    linked: list[LinkedPassage] = Field(
+        default_factory=list,
+        description="Note <-> code links when a code source is searched (at most 3)",
+    )
 
 
 class CollectionShare(BaseModel):
@@ -158,6 +172,10 @@ def search_text(out: SearchOutput) -> str:
             f"\n[{i}] {p.link} (lines {p.line_start}-{p.line_end}, score {p.score:.3f}{where})"
         )
         parts.append(p.text)
+        for u in p.linked:
+            lines = f":{u.line_start}-{u.line_end} {u.symbol}" if u.kind == "code" else ""
+            where = u.note + lines
+            parts.append(f"  ↔ {u.kind}: {where} ({u.reason})")
     if out.routing:
         shares = ", ".join(f"{c.name} ×{c.weight:g}" for c in out.routing)
         parts.append(f"\n(searched: {shares})")

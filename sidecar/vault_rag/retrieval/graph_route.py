@@ -97,6 +97,25 @@ def graph_ask(question: str) -> GraphAsk | None:
     return GraphAsk(relation, names) if names else None
 
 
+# "the note about X and the code that implements it", "X 的笔记和实现代码": a note ↔ code pair.
+_PAIR = (
+    re.compile(
+        r"\b(notes?|docs?|documentation|write-?ups?)\b.*\b(code|implementations?|implement\w*"
+        r"|source)\b|\b(code|implementations?|source)\b.*\b(notes?|docs?|documentation)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"(笔记|文档).*(代码|实现)|(代码|实现).*(笔记|文档)"),
+)
+
+
+def pair_ask(question: str) -> tuple[str, ...] | None:
+    """The names a pair question ("the note about X and the code that implements it", "X 的笔
+    记和实现代码") writes, most specific first (maybe none); None: not a pair question."""
+    if not any(pattern.search(question) for pattern in _PAIR):
+        return None
+    return _names(question, files=False)
+
+
 def _names(question: str, files: bool) -> tuple[str, ...]:
     found: list[str] = []
 

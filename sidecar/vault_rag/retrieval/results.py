@@ -9,6 +9,21 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+@dataclass(frozen=True)
+class LinkedUnit:
+    """The other half of a note ↔ code pair: the unit a hit links to, and why."""
+
+    kind: str  # "code" (a note hit's symbol) or "note" (a code hit's note naming it)
+    collection: str
+    note_path: str  # the file (a note, or a source file)
+    symbol: str | None  # the code symbol named (qualified)
+    line_start: int
+    line_end: int
+    heading_path: str
+    text: str  # the start of the unit (short)
+    reason: str  # e.g. `note names DBImpl::Write`
+
+
 @dataclass
 class SearchResult:
     note_path: str  # the note holding this chunk (the origin's own chunk when both matched)
@@ -56,9 +71,14 @@ class SearchResult:
     # Added by the graph route (`retrieval/graph_route.py`): why, e.g. `graph: CALLS A::f
     # (confidence 0.90)`. Left out of `to_dict` when None, so other results print as before.
     graph_reason: str | None = None
+    # Cross-collection links (`source_indexes/pair_links.py`): a note hit's code symbols, a
+    # code hit's notes naming it (at most 3). Left out of `to_dict` when empty, as above.
+    linked: list[LinkedUnit] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         if data["graph_reason"] is None:
             del data["graph_reason"]
+        if not data["linked"]:
+            del data["linked"]
         return data

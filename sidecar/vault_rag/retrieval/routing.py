@@ -214,8 +214,10 @@ def _reasons(
         reasons.append(f"keywords beat the vault's ({own.lexical:.2f})")
     if dense_ahead and own.significant:
         reasons.append(f"meaning beats the vault's ({own.dense:.2f} sd)")
-    # (when neither has evidence of its own, neither is raised)
-    vault_weak = not vault.significant and (vault.lexical or 0.0) < LEXICAL.weak
+    # (a vault too small to calibrate is not weak, only unknown; when neither has evidence of
+    # its own, neither is raised)
+    calibrated = vault.dense is not None and vault.lexical is not None
+    vault_weak = calibrated and not vault.significant and (vault.lexical or 0.0) < LEXICAL.weak
     own_evidence = own.significant or (own.lexical or 0.0) >= LEXICAL.weak
     if vault_weak and own_evidence and (dense_ahead or lexical_ahead):
         reasons.append("the vault has little on it")

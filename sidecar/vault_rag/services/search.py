@@ -13,6 +13,7 @@ from vault_rag.retrieval.routing import Routing
 from vault_rag.services.errors import bad_input
 from vault_rag.services.parts import VaultParts, visible
 from vault_rag.source_indexes.graph_route import route_for
+from vault_rag.source_indexes.pair_links import link_pairs
 
 
 @dataclass
@@ -49,15 +50,27 @@ def search(
     route = route_for(parts.settings, parts.index.data_dir, indexes)
     options = replace(options, graph_route=route) if route is not None else options
     results, routing = search_routed(indexes, query, options)
+    # Note ↔ code links (only with a code source searched: else the results as they are)
+    results = link_pairs(parts.settings, parts.index.data_dir, indexes, results)
     took = (time.perf_counter() - started) * 1000
     kept = [  # (excluded folders are the vault's: a source has its own include/exclude)
-        replace(r, embedded_in=[p for p in r.embedded_in if visible(parts, p)])
-        if r.collection == "vault"
-        else r
+        _shown(parts, r)
         for r in results
         if r.collection != "vault" or visible(parts, r.note_path, r.origin)
     ]
     return SearchOutcome(results=kept, took_ms=round(took, 1), routing=routing)
+
+
+def _shown(parts: VaultParts, result: SearchResult) -> SearchResult:
+    """The hit without what an excluded folder holds (embedding notes, linked notes)."""
+    if result.collection == "vault":
+        result = replace(result, embedded_in=[p for p in result.embedded_in if visible(parts, p)])
+    if result.linked:
+        linked = [
+            u for u in result.linked if u.collection != "vault" or visible(parts, u.note_path)
+        ]
+        result = replace(result, linked=linked)
+    return result
 
 
 def searched(parts: VaultParts, collections: list[str] | None) -> dict[str, VaultIndex]:

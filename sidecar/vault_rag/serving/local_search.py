@@ -33,6 +33,7 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
     from vault_rag.settings import load_settings
     from vault_rag.source_indexes.collections import open_searched
     from vault_rag.source_indexes.graph_route import route_for
+    from vault_rag.source_indexes.pair_links import link_pairs
     from vault_rag.storage.private_files import private_umask
 
     private_umask()  # the index holds note text (as every CLI command: cli/app.py)
@@ -65,6 +66,7 @@ def search_in_process(args: SearchArgs, console: Any = None) -> int:
         options = replace(options, graph_route=route) if route is not None else options
         started = time.perf_counter()
         results, routing = search_routed(indexes, args.query, options)
+        results = link_pairs(settings, vault_index.data_dir, indexes, results)  # note ↔ code
         elapsed = time.perf_counter() - started
         if vault_index.store_error:
             err.print(

@@ -54,6 +54,7 @@ RESULT_FIELDS = (
     "url",
     "page_title",
     "graph_reason",  # printed only when set (`SearchResult.to_dict`): other results as before
+    "linked",  # printed only when not empty (`SearchResult.to_dict`), the same
 )
 API_MAX_K = 100  # SearchRequest.k's bound
 HEALTH_TIMEOUT = 2.0  # a live sidecar answers /v1/health in milliseconds
@@ -175,7 +176,23 @@ def ordered_hit(hit: dict[str, Any]) -> dict[str, Any]:
     ordered.update((key, value) for key, value in hit.items() if key not in ordered)
     if ordered.get("graph_reason", "") is None:  # as the in-process search prints it
         del ordered["graph_reason"]
+    if ordered.get("linked") == []:  # the same for the note ↔ code links
+        del ordered["linked"]
     return ordered
+
+
+def linked_lines(hit: dict[str, Any]) -> list[str]:
+    """The hit's note ↔ code links as `vault-rag search` prints them under it (none: [])."""
+    lines = []
+    for unit in hit.get("linked") or []:
+        if unit.get("kind") == "code":
+            lines.append(
+                f"↔ code: {unit['note_path']}:{unit['line_start']}-{unit['line_end']} "
+                f"{unit.get('symbol') or ''}".rstrip()
+            )
+        else:
+            lines.append(f"↔ note: {unit['note_path']}")
+    return lines
 
 
 def print_search_results(
@@ -211,6 +228,7 @@ def print_search_results(
         if r.get("collection", "vault") != "vault":
             note = f"{r['collection']}: {note}"
         note += " (promoted)" if r.get("promoted") else ""
+        note += "".join(f"\n{line}" for line in linked_lines(r))
         # score = base × prior; prior ×1.000 means no feedback (or the prior is off)
         rerank = r.get("rerank_score")
         extra = (

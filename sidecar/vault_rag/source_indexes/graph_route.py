@@ -128,7 +128,7 @@ def _units(
         if item.path is None or not allowed(item.path):
             continue
         line = item.line_start or item.at_line
-        chunk = _unit_at(index, item.path, line)
+        chunk = unit_at(index, item.path, line)
         if chunk is None or chunk.id in seen:
             continue
         seen.add(chunk.id)
@@ -139,7 +139,8 @@ def _units(
     return hits
 
 
-def _unit_at(index: VaultIndex, path: str, line: int) -> Chunk | None:
+def unit_at(index: VaultIndex, path: str, line: int) -> Chunk | None:
+    """The narrowest unit of `path` holding `line` (no line, or none holds it: its first)."""
     chunks = index.manifest.note_chunks(path)
     holding = [c for c in chunks if c.line_start <= line <= c.line_end] if line else []
     if holding:

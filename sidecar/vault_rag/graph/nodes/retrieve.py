@@ -21,8 +21,12 @@ from vault_rag.graph.sources import doc_from_page, doc_from_result
 from vault_rag.graph.state import Aspect, Doc, Focus, State
 from vault_rag.retrieval.calibration import calibration_for
 from vault_rag.retrieval.collections import search_routed
+from vault_rag.retrieval.graph_route import pair_ask
 from vault_rag.retrieval.routing import Routing
 from vault_rag.source_indexes.graph_route import route_for
+from vault_rag.source_indexes.pair_links import link_pairs, linked_results
+
+PAIR_TOP = 3  # a pair question: the linked units of this many top hits of each collection join
 
 
 class QueryTask(TypedDict):
@@ -80,15 +84,23 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
         options = replace(options, graph_route=route) if route is not None else options
         found = await asyncio.to_thread(search_routed, indexes, task["query"], options)
         results, routing = found
+        pairs: list[str] = []
+        if pair_ask(task["query"]) is not None:  # "the note about X and the code of it"
+            results, pairs = await asyncio.to_thread(_with_pairs, resources, indexes, results)
     except Exception as exc:  # e.g. a remote embedding server failing this one query
         return task_failed("retrieve_vault", exc, task["aspect"], task["query"])
-    graph = [f"{r.note_path}: {r.graph_reason}" for r in results if r.graph_reason]
+    graph = [
+        f"{r.note_path}: {r.graph_reason}"
+        for r in results
+        if r.graph_reason and not r.graph_reason.startswith("pair: ")
+    ]
     progress(
         "retrieve_vault",
         aspect=task["aspect"],
         query=task["query"],
         found=len(results),
         **({"graph": graph} if graph else {}),  # why the graph route added units
+        **({"pairs": pairs} if pairs else {}),  # why the linked note / code joined
         # several collections: how much each contributed (the pane's "searched: …")
         **({"searched": _shares(routing)} if routing else {}),
     )
@@ -102,6 +114,16 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
             "vault passages are in the fused search order."
         ]
     return update
+
+
+def _with_pairs(
+    resources: Resources, indexes: dict[str, Any], results: list[Any]
+) -> tuple[list[Any], list[str]]:
+    """A pair question: the top hits' linked units (note ↔ code) join the passages, after
+    the hits; and why each joined, for the trace."""
+    linked = link_pairs(resources.settings, resources.index.data_dir, indexes, results)
+    added = linked_results(indexes, linked, PAIR_TOP)
+    return linked + added, [f"{r.note_path}: {r.graph_reason}" for r in added]
 
 
 def _shares(routing: Routing) -> list[dict[str, Any]]:
