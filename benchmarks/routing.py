@@ -7,8 +7,9 @@ question (the `--qa` files' questions, default the benchmark's 16 queries) is se
 a row, alternating which goes first: once as the product searches (`search_routed`: each
 collection's list, the routing decision, the weighted merge) and once with the same lists
 merged rank by rank with no decision (the merge before routing, less its leader check, so the
-difference is an upper bound on routing's cost). Prints p50/p95 of both, the decision's own
-p50/p95, and the paired difference.
+difference is an upper bound on routing's cost), and a third time routed with the note ↔ code
+links attached as `POST /v1/search` does (`source_indexes/pair_links.py`). Prints p50/p95 of
+each, the decision's own p50/p95, and the paired differences.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     from vault_rag.serving.context import open_index
     from vault_rag.settings import load_settings
     from vault_rag.source_indexes.collections import open_searched
+    from vault_rag.source_indexes.pair_links import link_pairs
 
     settings = load_settings(vault=args.vault, data_dir=args.data)
     vault_index = open_index(settings)
@@ -67,10 +69,18 @@ def main(argv: list[str] | None = None) -> int:
         decisions.append(1000 * (time.perf_counter() - started))
         merge_weighted(lists, routing.weights(), options.k)
 
-    variants = {"rank by rank": by_rank, "routed": routed}
-    for query in questions:  # warm: model, snapshots, nulls, symbol names
-        routed(query)
-        by_rank(query)
+    def linked(query: str) -> None:  # as `POST /v1/search` does: routed, then note ↔ code links
+        vector = merged._embed_once(indexes, query, options)
+        shared = replace(options, query_vector=vector) if vector is not None else options
+        lists = {name: hybrid_search(index, query, shared) for name, index in indexes.items()}
+        routing = merged.route(indexes, query, lists, merged._unit(vector))
+        results = merge_weighted(lists, routing.weights(), options.k)
+        link_pairs(settings, vault_index.data_dir, indexes, results)
+
+    variants = {"rank by rank": by_rank, "routed": routed, "routed + links": linked}
+    for query in questions:  # warm: model, snapshots, nulls, symbol names, the graph
+        for variant in variants.values():
+            variant(query)
     decisions.clear()
     samples: dict[str, list[float]] = {name: [] for name in variants}
     for round_ in range(args.repeats):
@@ -94,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     paired = [b - a for a, b in zip(samples["rank by rank"], samples["routed"], strict=True)]
     median = percentile(paired, 50)
     print(f"routed − rank by rank, same question back to back: median {median:+.1f} ms")
+    paired = [b - a for a, b in zip(samples["routed"], samples["routed + links"], strict=True)]
+    median = percentile(paired, 50)
+    print(f"links − routed, same question back to back: median {median:+.1f} ms")
     for index in indexes.values():
         index.close()
     return 0
