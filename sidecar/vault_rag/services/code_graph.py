@@ -21,7 +21,7 @@ from vault_rag.graph_store.sync import open_graph
 from vault_rag.services.errors import ServiceError, bad_input
 from vault_rag.services.parts import VaultParts, served_path, visible
 from vault_rag.services.search import searched
-from vault_rag.source_indexes.specs import VAULT, all_specs, path_rules
+from vault_rag.source_indexes.specs import VAULT, all_specs, kept_by
 
 SYMBOL_RELATIONS = (*RELATIONS, "notes")
 FILE_RELATIONS = ("contains", "includes", "included_by")  # of a file, given `path` alone
@@ -88,23 +88,11 @@ def code_graphs(
             if name not in code:
                 continue
             store = open_graph(index, parts.settings.max_code_kb)
-            rules = path_rules(specs[name], index.vault_root)
-            stores[name] = (store, _allowed(rules))
+            stores[name] = (store, kept_by(specs[name], index.vault_root))
         yield stores
     finally:
         for store, _ in stores.values():
             store.close()
-
-
-def _allowed(rules: Callable[[str, bool], str | None]) -> Callable[[str], bool]:
-    cache: dict[str, bool] = {}
-
-    def allowed(path: str) -> bool:
-        if path not in cache:
-            cache[path] = rules(path, False) is None
-        return cache[path]
-
-    return allowed
 
 
 def note_graphs(parts: VaultParts) -> dict[str, NoteGraph]:

@@ -24,7 +24,7 @@ from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.graph_route import FILE_ASKS, GraphAsk, GraphRoute, graph_ask, reason
 from vault_rag.retrieval.hybrid import SearchResult, unit_result
 from vault_rag.settings import Settings
-from vault_rag.source_indexes.specs import VAULT, SourceSpec, all_specs, path_rules
+from vault_rag.source_indexes.specs import VAULT, SourceSpec, all_specs, kept_by
 
 MAX_HITS = 20  # related units per question, best first
 MAX_DEFINITIONS = 3  # definitions of an ambiguous name asked about
@@ -64,14 +64,7 @@ def _hits(
     notes: Mapping[str, VaultIndex],
     ask: GraphAsk,
 ) -> list[Hit]:
-    rules = path_rules(spec, index.vault_root)
-    cache: dict[str, bool] = {}
-
-    def allowed(path: str) -> bool:
-        if path not in cache:
-            cache[path] = rules(path, False) is None
-        return cache[path]
-
+    allowed = kept_by(spec, index.vault_root)
     store = open_graph(index, settings.max_code_kb)
     try:
         if ask.relation in FILE_ASKS:

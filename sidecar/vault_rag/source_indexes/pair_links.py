@@ -31,7 +31,7 @@ from vault_rag.retrieval.hybrid import unit_result
 from vault_rag.retrieval.results import LinkedUnit, SearchResult
 from vault_rag.settings import Settings
 from vault_rag.source_indexes.graph_route import NOTE_KINDS, unit_at
-from vault_rag.source_indexes.specs import VAULT, all_specs, path_rules
+from vault_rag.source_indexes.specs import VAULT, all_specs, kept_by
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +79,7 @@ def link_pairs(
             except (sqlite3.Error, OSError) as exc:
                 log.warning("no cross-collection links from %s: its graph (%s)", spec.name, exc)
                 continue
-            sources.append(
-                _Code(spec.name, index, store, _allowed(path_rules(spec, index.vault_root)))
-            )
+            sources.append(_Code(spec.name, index, store, kept_by(spec, index.vault_root)))
         if not sources:
             return results
         linked: list[SearchResult] = []
@@ -96,17 +94,6 @@ def link_pairs(
     finally:
         for source in sources:
             source.store.close()
-
-
-def _allowed(rules: Callable[[str, bool], str | None]) -> Callable[[str], bool]:
-    cache: dict[str, bool] = {}
-
-    def allowed(path: str) -> bool:
-        if path not in cache:
-            cache[path] = rules(path, False) is None
-        return cache[path]
-
-    return allowed
 
 
 def _links(

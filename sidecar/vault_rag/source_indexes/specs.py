@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pathspec
@@ -192,6 +192,20 @@ def _refuse_overlap(name: str, root: Path, other: str, other_root: Path) -> None
 def path_rules(spec: SourceSpec, root: Path) -> SourceRules:
     """skip(path, is_folder) for the source's walk (see the module doc)."""
     return SourceRules(spec, root)
+
+
+def kept_by(spec: SourceSpec, root: Path) -> Callable[[str], bool]:
+    """Whether the source's rules keep a file (`path_rules`), each path asked once: what the
+    code graph serves from a source never comes from a file its rules leave out."""
+    rules = path_rules(spec, root)
+    cache: dict[str, bool] = {}
+
+    def kept(path: str) -> bool:
+        if path not in cache:
+            cache[path] = rules(path, False) is None
+        return cache[path]
+
+    return kept
 
 
 class SourceRules:
