@@ -145,10 +145,7 @@ def _merged(
         return [replace(r, collection=name) for r in hybrid_search(index, query, options)], None
     embedded = _embed_once(indexes, query, options)
     shared = replace(options, query_vector=embedded) if embedded is not None else options
-    lists = {
-        name: [replace(r, collection=name) for r in hybrid_search(index, query, shared)]
-        for name, index in indexes.items()
-    }
+    lists = {name: hybrid_search(index, query, shared) for name, index in indexes.items()}
     routing = route(indexes, query, lists, _unit(embedded))
     return merge_weighted(lists, routing.weights(), options.k), routing
 

@@ -1,26 +1,27 @@
 """Routing across collections (issue 43): how much each collection searched together should
 contribute to one merged list, decided per question from evidence we already have.
 
-With a code source beside the vault, taking the lists rank by rank (`collections.merge_by_rank`)
-leaves a code question two or three places in the top five, so its file had to be first or
-second in the code list. Routing gives each collection a weight and merges by weighted rank:
-a collection of weight w places its result of rank r at (r + 1) / w, so with weights 1 and 2 the
-heavier list fills two places for each one of the other (a D'Hondt-style share of the slots;
-ties go to the heavier list, then to the collections' order). Equal weights are exactly the
-rank-by-rank merge.
+With a code source beside the vault, taking the lists rank by rank left a code question two or
+three places in the top five, so its file had to be first or second in the code list. Routing
+gives each collection a weight and merges by weighted rank: a collection of weight w places its
+result of rank r at (r + 1) / w, so with weights 1 and 2 the heavier list fills two places for
+each one of the other (a D'Hondt-style share of the slots; ties go to the heavier list, then to
+the collections' order). Equal weights are exactly the rank-by-rank merge, the vault first.
 
-The weight of each collection is 1, raised by evidence for it:
-- **calibrated scores** (`collection_null.py`, `calibration.LEXICAL`): its best dense result
-  beats the others' on the chance-corrected scale and is significant, or its best BM25 ÷
-  ln(passages) is strong evidence and beats theirs (the old "leader" rule: one step);
-- **identifiers** of the question (`DBImpl::Write`, `slide_hash`, `FindGreaterOrEqual`,
-  `crc32.c`) found among a code collection's symbols and file names (one step, two for two);
-- **the question's words**: code words ("which function", "implemented", "源码", "哪个函数")
-  raise code collections when they have some evidence of their own (a UE note question that
-  says "function" must not be sent to a zlib tree), note words ("my note", "笔记里", "记在哪")
-  raise the vault.
-A collection with no evidence keeps weight 1: nothing is ever dropped, only placed lower, so a
-wrong route costs ranks, never the answer. `docs/retrieval.md` ("Routing") has the measurements.
+A source starts at weight 1; each piece of evidence against the vault multiplies it (at most
+`MAX_WEIGHT`):
+- ×3, **calibrated scores** (`collection_null.py`, `calibration.LEXICAL`): its best BM25 ÷
+  ln(passages) is evidence and ahead of the vault's; its best dense key is ahead of the vault's
+  and significant; the vault has little on the question while the source has evidence of its
+  own and is ahead on one side;
+- ×2, **the question**: each of up to two identifiers (`DBImpl::Write`, `slide_hash`,
+  `crc32.c`) found among a code collection's symbols and file names; code words ("source
+  code", "implemented", "源码") when the source has some evidence, program words ("function",
+  "逻辑") only when it is ahead on a score (a UE note question that says "function" must not
+  be sent to a zlib tree); how-it-works words ("where is", "是怎么") with some evidence.
+The vault's weight is 2 when the question asks for the user's notes ("my note", "笔记里") and
+not for the code too. Nothing is ever dropped, only placed lower, so a wrong route costs ranks,
+never the answer. `docs/retrieval.md` ("Routing across collections") has the measurements.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vault_rag.retrieval.calibration import LEXICAL
@@ -36,7 +37,6 @@ from vault_rag.retrieval.results import SearchResult
 
 FACTOR = 2.0  # one piece of evidence for a source doubles its weight
 STRONG_FACTOR = 3.0  # ... or triples it, when it is calibrated evidence against the vault's
-STRONG = ("keywords beat", "meaning beats", "the vault has little")  # (reasons' openings)
 MAX_WEIGHT = 8.0  # three pieces of evidence: the vault's best is placed ninth
 NOTE_FACTOR = 2.0  # the vault's weight when the question asks for the user's notes
 SOME_LEXICAL = 0.5  # BM25 ÷ ln(passages) at or above which a source has something on it
@@ -167,9 +167,10 @@ def decide(
     ]
     for name in others:
         own = _Evidence.of(name, dense, significant, lexical)
-        reasons = _reasons(question, own, vault, code_names.get(name))
-        weight = min(math.prod(_factor(reason) for reason in reasons), MAX_WEIGHT)
-        routes.append(CollectionRoute(name, weight, tuple(reasons), own.dense, own.lexical))
+        evidence = _evidence(question, own, vault, code_names.get(name))
+        weight = min(math.prod(factor for factor, _ in evidence), MAX_WEIGHT)
+        reasons = tuple(reason for _, reason in evidence)
+        routes.append(CollectionRoute(name, weight, reasons, own.dense, own.lexical))
     return Routing(tuple(routes))
 
 
@@ -198,51 +199,46 @@ class _Evidence:
         )
 
 
-def _factor(reason: str) -> float:
-    """How much one piece of evidence multiplies a source's weight: beating the vault on a
-    calibrated score, or the vault having little, triples it; the rest doubles it."""
-    return STRONG_FACTOR if reason.startswith(STRONG) else FACTOR
-
-
-def _reasons(
+def _evidence(
     question: str, own: _Evidence, vault: _Evidence, names: frozenset[str] | None
-) -> list[str]:
-    """Each piece of evidence for a source against the vault (module doc): one step each."""
-    reasons = []
+) -> list[tuple[float, str]]:
+    """Each piece of evidence for a source against the vault (module doc): its factor, why."""
+    found: list[tuple[float, str]] = []
     dense_ahead, lexical_ahead = own.beats(vault)
     if lexical_ahead and (own.lexical or 0.0) >= LEXICAL.weak:
-        reasons.append(f"keywords beat the vault's ({own.lexical:.2f})")
+        found.append((STRONG_FACTOR, f"keywords beat the vault's ({own.lexical:.2f})"))
     if dense_ahead and own.significant:
-        reasons.append(f"meaning beats the vault's ({own.dense:.2f} sd)")
+        found.append((STRONG_FACTOR, f"meaning beats the vault's ({own.dense:.2f} sd)"))
     # (a vault too small to calibrate is not weak, only unknown; when neither has evidence of
     # its own, neither is raised)
     calibrated = vault.dense is not None and vault.lexical is not None
     vault_weak = calibrated and not vault.significant and (vault.lexical or 0.0) < LEXICAL.weak
     own_evidence = own.significant or (own.lexical or 0.0) >= LEXICAL.weak
     if vault_weak and own_evidence and (dense_ahead or lexical_ahead):
-        reasons.append("the vault has little on it")
+        found.append((STRONG_FACTOR, "the vault has little on it"))
     if names is None:
-        return reasons
+        return found
     known = known_identifiers(identifiers(question), names)
-    reasons += [f"identifier {token}" for token in known[:2]]
+    found += [(FACTOR, f"identifier {token}") for token in known[:2]]
     # words alone do not route: a UE note question saying "function" beside a zlib tree
-    ahead = bool(reasons) or dense_ahead or lexical_ahead
+    ahead = bool(found) or dense_ahead or lexical_ahead
     some = ahead or (own.dense or -1.0) > 0 or (own.lexical or 0.0) >= SOME_LEXICAL
     if (some and CODE_WORDS.search(question)) or (ahead and PROGRAM_WORDS.search(question)):
-        reasons.append("code words")
+        found.append((FACTOR, "code words"))
     if some and MECHANISM_WORDS.search(question):
-        reasons.append("asks how it works")
-    return reasons
+        found.append((FACTOR, "asks how it works"))
+    return found
 
 
 def merge_weighted(
     lists: Mapping[str, list[SearchResult]], weights: Mapping[str, float], k: int
 ) -> list[SearchResult]:
-    """The `k` best of the lists by weighted rank (module doc); each list in its own order."""
+    """The `k` best of the lists by weighted rank (module doc), each list in its own order and
+    each result naming its collection."""
     ranked = []
     for order, (name, results) in enumerate(lists.items()):
         weight = weights.get(name, 1.0)
         for rank, result in enumerate(results):
-            ranked.append(((rank + 1) / weight, -weight, order, rank, result))
+            ranked.append(((rank + 1) / weight, -weight, order, rank, name, result))
     ranked.sort(key=lambda item: item[:4])
-    return [item[4] for item in ranked[:k]]
+    return [replace(result, collection=name) for *_, name, result in ranked[:k]]

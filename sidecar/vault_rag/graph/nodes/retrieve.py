@@ -82,8 +82,7 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
         # A relational question about a known symbol: the code graph's units join the list.
         route = route_for(resources.settings, resources.index.data_dir, indexes)
         options = replace(options, graph_route=route) if route is not None else options
-        found = await asyncio.to_thread(search_routed, indexes, task["query"], options)
-        results, routing = found
+        results, routing = await asyncio.to_thread(search_routed, indexes, task["query"], options)
         pairs: list[str] = []
         if pair_ask(task["query"]) is not None:  # "the note about X and the code of it"
             results, pairs = await asyncio.to_thread(_with_pairs, resources, indexes, results)
