@@ -2,9 +2,10 @@
 
 For a question set over the vault, with one code source beside it: note-level R@5 / R@10 /
 MRR@10 of the vault's gold when the vault is searched alone, when every collection is searched
-and merged rank by rank (the product, `retrieval/collections.py`), and when merged by raw score
-(the naive merge it replaces); and the share of the top 10 the code source takes. Uses the
-indexes `vault-rag index` built (settings as for any command).
+and merged rank by rank (the product's merge before routing, issue 43; `vault-rag eval` measures
+the routed merge), and when merged by raw score (the naive merge it replaced); and the share of
+the top 10 the code source takes. Uses the indexes `vault-rag index` built (settings as for
+any command).
 
     python scripts/eval_collections.py tests/data/qa/sample.jsonl --vault V --data-dir D
 """
@@ -15,8 +16,8 @@ import argparse
 import json
 from pathlib import Path
 
-from vault_rag.retrieval.collections import merge_by_rank
 from vault_rag.retrieval.hybrid import SearchResult, hybrid_search, search_options
+from vault_rag.retrieval.routing import merge_weighted
 from vault_rag.serving.context import open_index
 from vault_rag.settings import load_settings
 from vault_rag.source_indexes.collections import open_searched
@@ -59,9 +60,9 @@ def main() -> None:
             name: hybrid_search(index, item["question"], options) for name, index in indexes.items()
         }
         alone.append(_rank(lists["vault"], gold))
-        merged = merge_by_rank(lists, 10)
+        merged = merge_weighted(lists, {}, 10)  # equal weights: rank by rank
         by_rank.append(_rank(merged, gold))
-        tagged = [r for name, rs in lists.items() for r in merge_by_rank({name: rs}, 10)]
+        tagged = [r for name, rs in lists.items() for r in merge_weighted({name: rs}, {}, 10)]
         by_score.append(_rank(sorted(tagged, key=lambda r: -r.score)[:10], gold))
         code_share.append(sum(r.collection != "vault" for r in merged) / max(1, len(merged)))
     sizes = {name: index.lexical.count() for name, index in indexes.items()}
@@ -70,7 +71,7 @@ def main() -> None:
     print("|---|---|---|---|")
     for label, ranks in (
         ("vault alone", alone),
-        ("every collection, merged by rank (product)", by_rank),
+        ("every collection, merged by rank (before routing)", by_rank),
         ("every collection, merged by raw score", by_score),
     ):
         m = _metrics(ranks)
