@@ -165,10 +165,11 @@ def _symbol_row(store: GraphStore, result: SearchResult) -> SymbolRow | None:
     """The code hit's definition in the symbol table: its qualified name in its file, at its
     lines."""
     assert result.symbol is not None
-    rows = [r for r in store.symbols_in(result.note_path) if r.qualified == result.symbol]
+    in_file = store.symbols_in(result.note_path)
+    rows = [r for r in in_file if r.qualified == result.symbol]
     if not rows:
         named = last_name(result.symbol)
-        rows = [r for r in store.symbols_in(result.note_path) if r.name == named]
+        rows = [r for r in in_file if r.name == named]
     inside = [r for r in rows if result.line_start <= r.line_start <= result.line_end]
     return (inside or rows or [None])[0]
 
