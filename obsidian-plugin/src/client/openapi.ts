@@ -1717,7 +1717,7 @@ export interface components {
             results: components["schemas"]["SearchHit"][];
             /** Took Ms */
             took_ms: number;
-            /** @description With several collections searched and none chosen, how much each contributed and why (`retrieval/routing.py`); absent with one collection */
+            /** @description With more than one collection searched, how much each contributed and why (`retrieval/routing.py`); null with one collection */
             routing?: components["schemas"]["SearchRouting"] | null;
         };
         /** SearchRouting */

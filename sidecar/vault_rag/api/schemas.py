@@ -432,8 +432,8 @@ class SearchResponse(BaseModel):
     took_ms: float
     routing: SearchRouting | None = Field(
         None,
-        description="With several collections searched and none chosen, how much each "
-        "contributed and why (`retrieval/routing.py`); absent with one collection",
+        description="With more than one collection searched, how much each contributed and "
+        "why (`retrieval/routing.py`); null with one collection",
     )
 
 
