@@ -59,8 +59,8 @@ class SearchOutput(BaseModel):
     took_ms: float
     routing: list[CollectionShare] | None = Field(
         None,
-        description="With several collections searched and none chosen: how much each "
-        "contributed to the results and why (absent with one collection)",
+        description="With more than one collection searched: how much each "
+        "contributed to the results and why (null with one collection)",
     )
 
 
