@@ -254,6 +254,18 @@ def test_query_word_known_to_vocab_but_in_no_current_chunk(tmp_path: Path) -> No
         assert [h[0] for h in ix.search("omega alpha")] == ["a"]
 
 
+def test_known_is_the_vocabulary_of_the_live_chunks(tmp_path: Path) -> None:
+    """Routing compares which question words each collection's index knows: a word of a
+    deleted chunk is no longer known, and stop words never were."""
+    with LexicalIndex(tmp_path) as ix:
+        ix.upsert([("a", "alpha beta", {"note_path": "a.md"})])
+        ix.upsert([("b", "omega", {"note_path": "b.md"})])
+        assert ix.known(["alpha", "omega", "gamma"]) == {"alpha", "omega"}
+        ix.delete(["b"])
+        assert ix.known(["alpha", "omega"]) == {"alpha"}
+        assert ix.known(["the"]) == frozenset() and ix.known([]) == frozenset()
+
+
 def test_corrupt_snapshot_is_rebuilt(tmp_path: Path) -> None:
     with LexicalIndex(tmp_path) as a:
         a.upsert(DOCS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from vault_rag.index.bm25.tokenize import tokenize
 from vault_rag.retrieval.hybrid import SearchResult
 from vault_rag.retrieval.routing import (
     Routing,
@@ -16,6 +17,7 @@ from vault_rag.retrieval.routing import (
     known_identifiers,
     merge_weighted,
     routing_line,
+    vocabulary_words,
 )
 
 ORDER = ["vault", "code"]
@@ -26,9 +28,11 @@ CODE_AHEAD = {"dense": {"vault": -0.5, "code": 1.3}, "lexical": {"vault": 0.5, "
 VAULT_AHEAD = {"dense": {"vault": 1.6, "code": -0.2}, "lexical": {"vault": 2.7, "code": 0.5}}
 
 
-def _decide(question: str, scores: dict, significant: dict | None = None) -> Routing:
+def _decide(
+    question: str, scores: dict, significant: dict | None = None, words: dict | None = None
+) -> Routing:
     significant = significant or {"vault": False, "code": False}
-    return decide(question, ORDER, scores["dense"], significant, scores["lexical"], NAMES)
+    return decide(question, ORDER, scores["dense"], significant, scores["lexical"], NAMES, words)
 
 
 def _shares(routing: Routing) -> dict[str, tuple[float, list[str]]]:
@@ -74,12 +78,16 @@ def test_calibrated_evidence_against_the_vault_raises_the_source() -> None:
 
 
 def test_a_notes_question_beside_a_tree_keeps_equal_weights() -> None:
-    """Code words alone never route: a UE note question that says "function" or "逻辑"
-    beside a tree with nothing on it keeps the plain merge, the vault first."""
+    """Code words alone never route: a UE note question that says "function", "逻辑" or
+    "是怎么" beside a tree that is not ahead on any score keeps the plain merge, the vault
+    first."""
     for question in (
         "How do I expose a C++ function as a Blueprint node?",
         "Tick Group 里 TG_PrePhysics 各自适合放什么逻辑？",
         "客户端上能拿到 GameMode 吗？比分应该放在哪个类里？",  # 在哪个: not "where is it done"
+        # how-it-works words: the tree has a little (BM25 scale .5), but is not ahead
+        "KD 树和 BSP 树分别是怎么划分空间的？",
+        "How does a binary space partitioning tree split a level?",
     ):
         assert _decide(question, VAULT_AHEAD).weights() == {"vault": 1, "code": 1}, question
 
@@ -104,6 +112,50 @@ def test_note_words_raise_the_vault_unless_the_code_is_asked_for_too() -> None:
     assert _shares(notes)["vault"] == (2, ["note words"])
     both = _decide("我笔记里记过的限流，代码里怎么判断", VAULT_AHEAD)
     assert _shares(both)["vault"] == (1, [])  # its best note comes early either way
+
+
+# A zh question about a zlib tree beside Chinese notes: neither side has calibrated evidence
+# (the notes match its Chinese words), but its one Latin word is the tree's alone.
+NEITHER = {"dense": {"vault": -0.95, "code": -0.83}, "lexical": {"vault": 0.52, "code": 0.22}}
+
+
+def test_words_only_the_source_knows_raise_it() -> None:
+    question = "怎么对一个大的 gzip 文件做随机访问？"
+    assert vocabulary_words(tokenize(question)) == ["gzip"]  # the Chinese words are not compared
+    words = {"vault": frozenset(), "code": frozenset({"gzip"})}
+    assert _shares(_decide(question, NEITHER, words=words))["code"] == (
+        3,
+        ["words only it has: gzip"],
+    )
+    assert _decide(question, NEITHER).weights()["code"] == 1  # no vocabularies: no evidence
+
+
+def test_one_word_among_many_shared_is_not_enough() -> None:
+    shared = frozenset({"return", "bases", "formula", "leave"})
+    question = "What does if() return in a Bases formula when I leave out the branch?"
+    one = {"vault": shared, "code": shared | {"branch"}}
+    assert _decide(question, NEITHER, words=one).weights()["code"] == 1
+    two = {"vault": shared, "code": shared | {"branch", "inflate"}}
+    assert (
+        "words only it has: branch, inflate"
+        in _shares(_decide(question, NEITHER, words=two))["code"][1]
+    )
+
+
+def test_words_the_vault_knows_and_the_source_lacks_keep_the_plain_merge() -> None:
+    words = {"vault": frozenset({"packet"}), "code": frozenset({"slow", "dropping"})}
+    routing = _decide("slow game, dropping packet", NEITHER, words=words)
+    assert routing.weights() == {"vault": 1, "code": 1}
+
+
+def test_words_say_nothing_when_the_notes_are_asked_for() -> None:
+    """A small vault may lack "note" or "error": "the note where I explain the error" asks
+    for the notes, whatever words they lack."""
+    words = {"vault": frozenset(), "code": frozenset({"footer", "error"})}
+    routing = _decide("the note where I explain the footer error", NEITHER, words=words)
+    assert not any("words only" in r for c in routing.collections for r in c.reasons)
+    # a vault too small to compare (no vocabulary given) says nothing either
+    assert _decide("gzip", NEITHER, words={"code": frozenset({"gzip"})}).weights()["code"] == 1
 
 
 def _result(chunk: str) -> SearchResult:

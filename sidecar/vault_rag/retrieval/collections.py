@@ -9,7 +9,8 @@ code does. So the lists are never interleaved by score; what is compared is cali
 - dense: how far a collection's best cosine stands above its own chance level for this
   question, less what its size alone explains (`collection_null.py`), and whether that is
   significant (p < `SIGNIFICANCE` under its null);
-- lexical: its best BM25 on the size-independent scale (÷ ln passages, `retrieval/calibration.py`).
+- lexical: its best BM25 on the size-independent scale (÷ ln passages, `retrieval/calibration.py`),
+  and which of the question's words its vocabulary has (`known_words`).
 With equal weights the merge is rank by rank, the vault first at each rank: a code tree of
 50,000 units cannot drown a vault of 500 notes. `docs/retrieval.md` ("Fair merge", "Routing")
 measures the variants tried.
@@ -23,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from vault_rag.index.bm25.tokenize import tokenize
 from vault_rag.index.stores.base import StoreUnavailableError
 from vault_rag.index.vault_index import VaultIndex
 from vault_rag.retrieval.calibration import LEXICAL
@@ -30,7 +32,7 @@ from vault_rag.retrieval.code_files import names_of
 from vault_rag.retrieval.collection_null import CollectionNull, null_of
 from vault_rag.retrieval.graph_route import fuse_route
 from vault_rag.retrieval.hybrid import SearchOptions, SearchResult, hybrid_search
-from vault_rag.retrieval.routing import Routing, decide, merge_weighted
+from vault_rag.retrieval.routing import Routing, decide, merge_weighted, vocabulary_words
 
 SIGNIFICANCE = 0.01  # dense evidence counts only where chance reaches it 1 time in 100
 
@@ -62,17 +64,34 @@ def decide_for(
     vector: np.ndarray | None,
     passages: Mapping[str, int] | None = None,
     names: Mapping[str, frozenset[str]] | None = None,
+    words: Mapping[str, frozenset[str]] | None = None,
 ) -> Routing:
     """The routing decision (`routing.decide`) from each list's best scores, calibrated:
     dense by the collection's null (None: not calibratable), lexical by its passage count
-    (None: dense only). `names`: each code collection's symbol and file names."""
+    (None: dense only). `names`: each code collection's symbol and file names; `words`: the
+    question's words each collection's index knows (`known_words`)."""
     dense = _dense_keys(lists, nulls, vector)
     significant = {
         name: (null := nulls.get(name)) is not None and null.significant(key, SIGNIFICANCE)
         for name, key in dense.items()
     }
     lexical = _lexical_keys(lists, passages or {})
-    return decide(query, list(lists), dense, significant, lexical, names or {})
+    return decide(query, list(lists), dense, significant, lexical, names or {}, words)
+
+
+def known_words(
+    indexes: Mapping[str, VaultIndex], query: str, passages: Mapping[str, int]
+) -> dict[str, frozenset[str]]:
+    """The question's vocabulary words (`routing.vocabulary_words`) each index knows, for the
+    indexes big enough for their vocabulary to say something (as BM25's: `LEXICAL`)."""
+    terms = vocabulary_words(tokenize(query))
+    if not terms:
+        return {}
+    return {
+        name: index.lexical.known(terms)
+        for name, index in indexes.items()
+        if passages.get(name, 0) >= LEXICAL.min_passages
+    }
 
 
 def _dense_keys(
@@ -134,7 +153,8 @@ def route(
     nulls = {name: null_of(index) for name, index in indexes.items()}
     passages = {name: index.lexical.count() for name, index in indexes.items()}
     names = {name: found for name, index in indexes.items() if (found := names_of(index))}
-    return decide_for(query, lists, nulls, vector, passages, names)
+    words = known_words(indexes, query, passages)
+    return decide_for(query, lists, nulls, vector, passages, names, words)
 
 
 def _merged(

@@ -13,12 +13,14 @@ A source starts at weight 1; each piece of evidence against the vault multiplies
 - ×3, **calibrated scores** (`collection_null.py`, `calibration.LEXICAL`): its best BM25 ÷
   ln(passages) is evidence and ahead of the vault's; its best dense key is ahead of the vault's
   and significant; the vault has little on the question while the source has evidence of its
-  own and is ahead on one side;
+  own and is ahead on one side; the question's words are the source's alone (its index knows
+  two of them, or half, that the vault's does not, and the vault's knows none the source's
+  lacks), unless the question asks for the notes;
 - ×2, **the question**: each of up to two identifiers (`DBImpl::Write`, `slide_hash`,
   `crc32.c`) found among a code collection's symbols and file names; code words ("source
   code", "implemented", "源码") when the source has some evidence, program words ("function",
   "逻辑") only when it is ahead on a score (a UE note question that says "function" must not
-  be sent to a zlib tree); how-it-works words ("where is", "是怎么") with some evidence.
+  be sent to a zlib tree), and so are how-it-works words ("where is", "是怎么").
 The vault's weight is 2 when the question asks for the user's notes ("my note", "笔记里") and
 not for the code too. Nothing is ever dropped, only placed lower, so a wrong route costs ranks,
 never the answer. `docs/retrieval.md` ("Routing across collections") has the measurements.
@@ -40,6 +42,7 @@ STRONG_FACTOR = 3.0  # ... or triples it, when it is calibrated evidence against
 MAX_WEIGHT = 8.0  # three pieces of evidence: the vault's best is placed ninth
 NOTE_FACTOR = 2.0  # the vault's weight when the question asks for the user's notes
 SOME_LEXICAL = 0.5  # BM25 ÷ ln(passages) at or above which a source has something on it
+ONLY_WORDS = 2  # question words only a source knows that are evidence (or half of them)
 
 # Words that say the answer is in code, en + zh (matched case-insensitively).
 CODE_WORDS = re.compile(
@@ -60,7 +63,7 @@ NOTE_WORDS = re.compile(
     re.IGNORECASE,
 )
 # Words that ask how a thing works inside (where it is done, how it is computed): code, when
-# the code has something on it.
+# the code is ahead of the vault on some calibrated score (UE notes ask "是怎么划分的" too).
 MECHANISM_WORDS = re.compile(
     r"\b(?:where (?:is|are|does|do)|how (?:is|are|does)|which function|what happens)\b"
     r"|在哪(?!个)|怎么实现|是怎么|哪一步",
@@ -71,6 +74,10 @@ MECHANISM_WORDS = re.compile(
 # English words name symbols too often.
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*")
 _CODE_SHAPE = re.compile(r"::|_|[a-z][A-Z]|[A-Z]{2,}[a-z]|[A-Za-z]\d|\.[a-z]{1,4}$")
+# The tokens (`index/bm25/tokenize.py`) compared between vocabularies: Latin-script words. Code
+# and its comments are written in them; the Chinese words of a question only say that the
+# vault is Chinese, not which collection the question is about.
+VOCABULARY_WORD = re.compile(r"[a-z][a-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,11 @@ def known_identifiers(tokens: Iterable[str], names: frozenset[str]) -> list[str]
     return known
 
 
+def vocabulary_words(tokens: Iterable[str]) -> list[str]:
+    """The question's tokens whose presence in each index's vocabulary routing compares."""
+    return list(dict.fromkeys(t for t in tokens if VOCABULARY_WORD.fullmatch(t)))
+
+
 def decide(
     question: str,
     order: list[str],
@@ -146,16 +158,22 @@ def decide(
     significant: Mapping[str, bool],
     lexical: Mapping[str, float],
     code_names: Mapping[str, frozenset[str]],
+    words: Mapping[str, frozenset[str]] | None = None,
 ) -> Routing:
     """The weights for `order` (the vault first: the others are weighed against it).
     `dense`/`lexical`: each collection's calibrated best scores where it has them;
     `significant`: whether its dense key is beyond chance; `code_names`: the symbol and file
-    names of each code collection (absent: not code)."""
+    names of each code collection (absent: not code); `words`: the question's
+    `vocabulary_words` each collection's index knows (absent: not compared, as for a vault
+    too small for its vocabulary to mean anything)."""
     first, *others = order
-    vault = _Evidence.of(first, dense, significant, lexical)
-    # Asking for the notes alone raises the vault; asking for the note and the code ("my note
-    # on X, and the code that does it") leaves it be: its best note comes early either way.
-    notes = bool(NOTE_WORDS.search(question)) and not CODE_WORDS.search(question)
+    words = words or {}
+    vault = _Evidence.of(first, dense, significant, lexical, words)
+    # Asking for the notes raises the vault, and then the words the notes lack say nothing;
+    # asking for the note and the code ("my note on X, and the code that does it") leaves the
+    # vault's weight be: its best note comes early either way.
+    asks_notes = bool(NOTE_WORDS.search(question))
+    notes = asks_notes and not CODE_WORDS.search(question)
     routes = [
         CollectionRoute(
             first,
@@ -166,8 +184,8 @@ def decide(
         )
     ]
     for name in others:
-        own = _Evidence.of(name, dense, significant, lexical)
-        evidence = _evidence(question, own, vault, code_names.get(name))
+        own = _Evidence.of(name, dense, significant, lexical, words)
+        evidence = _evidence(question, own, vault, code_names.get(name), asks_notes)
         weight = min(math.prod(factor for factor, _ in evidence), MAX_WEIGHT)
         reasons = tuple(reason for _, reason in evidence)
         routes.append(CollectionRoute(name, weight, reasons, own.dense, own.lexical))
@@ -179,6 +197,7 @@ class _Evidence:
     dense: float | None
     significant: bool
     lexical: float | None
+    words: frozenset[str] | None  # the question's vocabulary words its index knows
 
     @classmethod
     def of(
@@ -187,8 +206,11 @@ class _Evidence:
         dense: Mapping[str, float],
         significant: Mapping[str, bool],
         lexical: Mapping[str, float],
+        words: Mapping[str, frozenset[str]],
     ) -> _Evidence:
-        return cls(dense.get(name), significant.get(name, False), lexical.get(name))
+        return cls(
+            dense.get(name), significant.get(name, False), lexical.get(name), words.get(name)
+        )
 
     def beats(self, other: _Evidence) -> tuple[bool, bool]:
         """(dense, lexical): ahead of `other` on that side."""
@@ -200,7 +222,11 @@ class _Evidence:
 
 
 def _evidence(
-    question: str, own: _Evidence, vault: _Evidence, names: frozenset[str] | None
+    question: str,
+    own: _Evidence,
+    vault: _Evidence,
+    names: frozenset[str] | None,
+    asks_notes: bool = False,
 ) -> list[tuple[float, str]]:
     """Each piece of evidence for a source against the vault (module doc): its factor, why."""
     found: list[tuple[float, str]] = []
@@ -216,6 +242,13 @@ def _evidence(
     own_evidence = own.significant or (own.lexical or 0.0) >= LEXICAL.weak
     if vault_weak and own_evidence and (dense_ahead or lexical_ahead):
         found.append((STRONG_FACTOR, "the vault has little on it"))
+    if own.words is not None and vault.words is not None and not asks_notes:
+        only = sorted(own.words - vault.words)
+        # one such word among many the vault knows too is chance ("branch" in a Bases question
+        # beside zlib): two, or half of the words either knows
+        enough = len(only) >= ONLY_WORDS or 2 * len(only) >= len(own.words | vault.words)
+        if only and enough and not vault.words - own.words:
+            found.append((STRONG_FACTOR, f"words only it has: {', '.join(only[:3])}"))
     if names is None:
         return found
     known = known_identifiers(identifiers(question), names)
@@ -225,7 +258,7 @@ def _evidence(
     some = ahead or (own.dense or -1.0) > 0 or (own.lexical or 0.0) >= SOME_LEXICAL
     if (some and CODE_WORDS.search(question)) or (ahead and PROGRAM_WORDS.search(question)):
         found.append((FACTOR, "code words"))
-    if some and MECHANISM_WORDS.search(question):
+    if ahead and MECHANISM_WORDS.search(question):  # notes say "how does X work" as often
         found.append((FACTOR, "asks how it works"))
     return found
 

@@ -376,6 +376,11 @@ class LexicalIndex:
                 out[token] = math.log1p((n_docs - df + 0.5) / (df + 0.5))
         return out
 
+    def known(self, terms: Sequence[str]) -> frozenset[str]:
+        """The tokens among `terms` that some live chunk contains (the index's vocabulary), for
+        comparing vocabularies across collections (retrieval/routing.py)."""
+        return frozenset(self.idf(terms))
+
     # -- the in-memory state ----------------------------------------------------------------
     def _current(self) -> _State:
         state = self._state
