@@ -7,14 +7,16 @@ collection's weight in the routing decision (`retrieval/routing.py`) and what do
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from vault_rag.retrieval.collection_null import CollectionNull, null_of
-from vault_rag.retrieval.collections import decide_for, search_collections
+from vault_rag.retrieval.collections import decide_for, known_words, search_collections
 from vault_rag.retrieval.hybrid import SearchResult, search_options
 from vault_rag.retrieval.routing import merge_weighted
 
@@ -107,6 +109,30 @@ def test_each_collection_keeps_its_own_order(indexes) -> None:
         assert merged == own[: len(merged)]
 
 
+def test_the_answer_cites_in_the_routed_order(indexes) -> None:
+    """The answer graph keeps the merge's order (`Doc.rank`): its sources are the search's
+    first, the tree's function first. Re-sorting the passages by their collections' own scores
+    (which do not compare) brought the vault's best note, on pickles, up to the third source."""
+    from vault_rag.graph.config import Resources
+    from vault_rag.graph.run import ask
+    from vault_rag.source_indexes.service import ServedSources
+
+    settings, vault_index = indexes["settings"], indexes["indexes"]["vault"]
+    question = "which function computes the rolling checksum of a buffer, low and high sums"
+    searched = [(h.collection, h.note_path) for h in _search(indexes, question)]
+    sources = ServedSources(settings, vault_index)
+    try:
+        resources = replace(
+            Resources.from_settings(settings, vault_index), sources=sources, prior=None
+        )
+        result = asyncio.run(ask(question, resources))
+    finally:
+        sources.close()
+    cited = [(c.get("collection", "vault"), c["note_path"]) for c in result.citations]
+    assert cited[0] == searched[0] == ("codec", "src/checksum.c")
+    assert cited == searched[: len(cited)]  # the first sources, in the search's order
+
+
 def test_the_question_is_embedded_once_for_every_collection(indexes, monkeypatch) -> None:
     """The collections share the vault's model: one query embedding serves each collection's
     dense search and the merge's nulls (each search used to embed it again, and the merge
@@ -131,6 +157,19 @@ def test_null_statistics_are_the_collections_own(indexes) -> None:
     assert vault is not None and codec is not None
     assert codec.units > 5 * vault.units
     assert null_of(indexes["indexes"]["codec"]) is codec  # kept until the index changes
+
+
+def test_known_words_are_each_big_enough_index_s_vocabulary(indexes) -> None:
+    """The words routing compares (`routing.vocabulary_words`, Latin-script tokens) as each real
+    index knows them; the ten-note vault is under BM25's 20 passages, so it is not compared."""
+    found = indexes["indexes"]
+    question = "rolling checksum 的 sourdough starter"
+    passages = {name: index.lexical.count() for name, index in found.items()}
+    assert passages["vault"] < 20 <= passages["codec"]
+    assert known_words(found, question, passages) == {"codec": {"rolling", "checksum"}}
+    everyone = known_words(found, question, {"vault": 20, "codec": 20})
+    assert everyone == {"vault": {"sourdough", "starter"}, "codec": {"rolling", "checksum"}}
+    assert known_words(found, "滚动校验", passages) == {}  # no word to compare
 
 
 def _result(chunk: str, cosine: float | None) -> SearchResult:

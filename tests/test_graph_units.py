@@ -168,6 +168,28 @@ def test_rank_candidates_interleaves_vault_and_web():
     assert [d["id"] for d in rank_candidates(docs)] == ["v2", "w1", "v1"]
 
 
+def test_rank_candidates_keep_the_routed_order_across_collections():
+    """Two collections' RRF scores do not compare: the routed merge placed the tree's
+    function first (its weight), and sorting by score would put the note back on top."""
+    docs = [
+        vdoc("code1", "deflate.c", "", score=0.016, collection="zlib", rank=0),
+        vdoc("code2", "trees.c", "", score=0.015, collection="zlib", rank=1),
+        vdoc("note1", "A.md", "x", score=0.033, collection="vault", rank=2),
+        Doc(id="w1", kind="web", score=0.9, url="https://a", cite="https://a", text="t"),
+    ]
+    assert [d["id"] for d in rank_candidates(docs)] == ["code1", "w1", "code2", "note1"]
+    # one collection: its scores compare, as before
+    alone = [vdoc("a", "A.md", "x", score=0.01, rank=0), vdoc("b", "B.md", "x", score=0.03, rank=1)]
+    assert [d["id"] for d in rank_candidates(alone)] == ["b", "a"]
+
+
+def test_documents_reducer_keeps_the_best_rank():
+    first = vdoc("a", "N.md", "H", score=0.2, rank=4)
+    again = vdoc("a", "N.md", "H", score=0.1, rank=1, aspects=[1])
+    merged = merge_documents(merge_documents([], [first]), [again])
+    assert merged[0]["rank"] == 1 and merged[0]["score"] == 0.2
+
+
 # -- citations -------------------------------------------------------------------------------
 def test_citations_match_full_path_short_name_and_urls():
     docs = [

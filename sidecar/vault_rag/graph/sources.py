@@ -36,7 +36,8 @@ def vault_cite(note_path: str, anchor: str) -> str:
     return f"[[{target}#{subpath}]]" if subpath else f"[[{target}]]"
 
 
-def doc_from_result(result: SearchResult, aspect: int) -> Doc:
+def doc_from_result(result: SearchResult, aspect: int, rank: int = 0) -> Doc:
+    """`result`, found for `aspect` at place `rank` of its search's list."""
     doc = Doc(
         id=result.chunk_id,
         kind="vault",
@@ -44,6 +45,7 @@ def doc_from_result(result: SearchResult, aspect: int) -> Doc:
         text=result.text,  # what was matched; extractive answers quote it (the citation holds it)
         context=result.context or result.text,  # small-to-big: what the model reads
         score=result.score,
+        rank=rank,
         dense_score=result.dense_score,
         lexical_score=result.lexical_score,
         grade=None,

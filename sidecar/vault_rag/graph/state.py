@@ -47,6 +47,9 @@ class Doc(TypedDict, total=False):
     aspects: list[int]  # the aspects whose queries found it
     text: str
     score: float  # retrieval score (RRF for vault, Tavily's for web); comparable per kind only
+    # vault: its place in the list of the search that found it (0 first; the best over the
+    # turn's queries). Across collections only this order compares (the routed merge's).
+    rank: int
     dense_score: float | None  # cosine similarity to the query, when the dense side found it
     lexical_score: float | None  # BM25 score for the query, when the lexical side found it
     kept: str  # why grading kept it against the grader ("" or absent: the grader passed it)
@@ -110,7 +113,8 @@ def starts_over(new: object) -> bool:
 
 
 def merge_documents(existing: list[Doc] | None, new: list[Doc] | None) -> list[Doc]:
-    """Reducer for retrieval fan-in: same id ⇒ one document (aspects united, best score kept)."""
+    """Reducer for retrieval fan-in: same id ⇒ one document (aspects united, best score and
+    rank kept)."""
     if starts_over(new):
         return []
     merged = [dict(d) for d in existing or []]
@@ -124,6 +128,8 @@ def merge_documents(existing: list[Doc] | None, new: list[Doc] | None) -> list[D
             continue
         kept["aspects"] = sorted(set(kept.get("aspects", [])) | set(doc.get("aspects", [])))
         kept["score"] = max(kept.get("score", 0.0), doc.get("score", 0.0))
+        if "rank" in doc:
+            kept["rank"] = min(kept.get("rank", doc["rank"]), doc["rank"])
         for side in ("dense_score", "lexical_score"):
             if (doc.get(side) or 0.0) > (kept.get(side) or 0.0):
                 kept[side] = doc[side]  # type: ignore[literal-required]

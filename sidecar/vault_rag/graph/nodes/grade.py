@@ -72,8 +72,15 @@ def guarded(
 
 def rank_candidates(docs: list[Doc]) -> list[Doc]:
     """Best first, vault and web interleaved: their retrieval scores are on different scales,
-    so each kind is ranked on its own and the two rankings alternate, vault first."""
-    vault = sorted((d for d in docs if d.get("kind") != "web"), key=lambda d: -d.get("score", 0.0))
+    so each kind is ranked on its own and the two rankings alternate, vault first. Passages of
+    several collections (the vault and sources beside it) are not comparable by score either:
+    they keep the routed merge's order (`Doc.rank`; retrieval/routing.py), which a sort by score
+    would undo."""
+    vault = [d for d in docs if d.get("kind") != "web"]
+    if len({d.get("collection", "vault") for d in vault}) > 1:
+        vault.sort(key=lambda d: (d.get("rank", len(docs)), -d.get("score", 0.0)))
+    else:
+        vault.sort(key=lambda d: -d.get("score", 0.0))
     web = sorted((d for d in docs if d.get("kind") == "web"), key=lambda d: -d.get("score", 0.0))
     ranked: list[Doc] = []
     for i in range(max(len(vault), len(web))):

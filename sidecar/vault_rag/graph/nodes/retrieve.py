@@ -106,7 +106,9 @@ async def retrieve_vault(task: QueryTask, config: RunnableConfig) -> dict[str, A
     # Nothing found writes nothing: an empty write would empty the turn's documents.
     update: dict[str, Any] = {}
     if results:
-        update["documents"] = [doc_from_result(r, task["aspect"]) for r in results]
+        update["documents"] = [
+            doc_from_result(r, task["aspect"], rank) for rank, r in enumerate(results)
+        ]
     if results and results[0].rerank_fallback:  # the search worked, in the fused order
         update["notes"] = [
             f"The re-ranker was not used ({results[0].rerank_fallback}); "
