@@ -104,3 +104,17 @@ def test_scoring_rules(tmp_path: Path) -> None:
     qa.write_text('{"id": "q1"}\n', "utf-8")
     with pytest.raises(ValueError, match=r"qa\.jsonl:1"):
         load_qa(qa)
+
+
+def test_cited_files_of_a_source_are_named_as_gold_names_them() -> None:
+    """A code unit's citation is a vault-kind record of its collection: it counts as
+    `zlib:inflate.c` (the QA files' gold), never as a vault note `inflate.c`."""
+    from vault_rag.graph.evaluate import cited_notes
+
+    citations = [
+        {"kind": "vault", "note_path": "inflate.c", "origin": "inflate.c", "collection": "zlib"},
+        {"kind": "vault", "note_path": "A.md", "origin": "B.md", "collection": "vault"},
+        {"kind": "vault", "note_path": "C.md", "origin": "promoted"},  # before collections
+        {"kind": "web", "url": "https://example.com/", "cite": "https://example.com/"},
+    ]
+    assert cited_notes(citations) == ["zlib:inflate.c", "A.md", "B.md", "C.md"]

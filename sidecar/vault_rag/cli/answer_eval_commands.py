@@ -16,6 +16,7 @@ from vault_rag.embeddings.base import EmbeddingError
 from vault_rag.index.vault_index import ModelMismatchError
 from vault_rag.serving.context import open_index
 from vault_rag.settings import load_settings
+from vault_rag.source_indexes.service import ServedSources
 
 
 @app.command("eval-answers")
@@ -49,7 +50,8 @@ def eval_answers(
 ) -> None:
     """Run `ask` over every question of QA_FILE with the configured model (none: extractive)
     and report grounded rate, right-note citations, off-topic declined, model calls, tokens
-    and time to the first answer token. Indexes new and changed notes first."""
+    and time to the first answer token. Searches what `ask` searches (the vault and the sources
+    beside it). Indexes new and changed notes first."""
     from vault_rag.graph.config import Resources
     from vault_rag.graph.evaluate import (
         AnswerRecord,
@@ -70,9 +72,12 @@ def eval_answers(
     except EmbeddingError as exc:
         fail(str(exc))
         return
+    sources: ServedSources | None = None
     try:
         _refresh_index(settings, index, quiet=as_json)
         resources = Resources.from_settings(settings, index=index)
+        # the collections `ask` searches: the vault and the sources beside it
+        resources.sources = sources = ServedSources(settings, index)
         name = label or (resources.llm.label if resources.llm else "no model (extractive)")
 
         def show(record: AnswerRecord) -> None:
@@ -91,6 +96,8 @@ def eval_answers(
         fail(str(exc))
         return
     finally:
+        if sources is not None:
+            sources.close()
         index.close()
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")

@@ -4,9 +4,10 @@ A QA file holds one JSON object per line (`tests/data/qa/README.md`): `id`, `que
 (vault-relative note paths; `[]` for off-topic questions) and `kind`. For one model
 configuration (whatever the settings say: no model = extractive) it reports
 
-* grounded — answerable questions whose answer cites at least one vault note;
+* grounded — answerable questions whose answer cites at least one vault note (or a file of a
+  source beside it);
 * right note — answerable questions whose answer cites a gold note (by the chunk's note, or
-  the note its text was written in);
+  the note its text was written in; a source's file as `name:path`, as gold names it);
 * off-topic declined — off-topic questions answered without a single vault citation;
 * model calls (p50, max, and whether any answer broke the 4 + 2 per aspect bound), prompt and
   completion tokens, time to the first answer token and to the whole answer (p50).
@@ -24,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vault_rag.evaluation.qa import source_key
 from vault_rag.graph.config import Resources
 from vault_rag.graph.run import run_question
 
@@ -137,14 +139,19 @@ def _median(values: list[float] | list[int]) -> float:
 
 
 def cited_notes(citations: list[dict[str, Any]]) -> list[str]:
-    """The vault notes an answer cites: each chunk's note and the note its text came from."""
+    """The notes an answer cites: each chunk's note and the note its text came from; a file of
+    a source beside the vault by its name in gold (`zlib:inflate.c`, `qa.source_key`)."""
     notes: list[str] = []
     for c in citations:
         if c.get("kind", "vault") != "vault":
             continue
+        collection = c.get("collection") or "vault"
         for path in (c.get("note_path"), c.get("origin")):
-            if path and path != "promoted" and path not in notes:
-                notes.append(path)
+            if not path or path == "promoted":
+                continue
+            name = path if collection == "vault" else source_key(collection, path)
+            if name not in notes:
+                notes.append(name)
     return notes
 
 
