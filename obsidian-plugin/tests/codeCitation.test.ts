@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { type Citation, parseCitations } from "../src/client";
 import { codeBlock, codeLocation, copyPathText, isCodeCitation, languageOf, pairingNote, symbolPath } from "../src/view/codeCitation";
-import { TurnView, type TurnActions } from "../src/view/turn";
+import { testTurn } from "./helpers/turnView";
 
 afterEach(() => {
   document.body.innerHTML = "";
@@ -79,32 +79,12 @@ describe("code citations", () => {
 });
 
 function turn(copied: string[], copyFails = false) {
-  const actions: TurnActions = {
-    openNote: vi.fn(),
-    feedback: async () => ({}),
-    promote: async () => "",
-    openSavedNote: () => undefined,
-    describeError: (error) => String((error as Error).message),
+  return testTurn("where are enemies spawned?", {
     copy: async (text) => {
       if (copyFails) throw new Error("clipboard denied");
       copied.push(text);
     },
-    insert: () => null,
-    regenerate: () => undefined,
-    edit: () => undefined,
-  };
-  const rendered: string[] = [];
-  const view = new TurnView(document.body, "where are enemies spawned?", {
-    render: async (markdown, el) => {
-      rendered.push(markdown);
-      el.textContent = markdown;
-      return () => undefined;
-    },
-    actions,
-    clock: { now: () => 0, setTimeout: () => 0, clearTimeout: () => undefined },
-    renderIntervalMs: 0,
   });
-  return { view, actions, rendered };
 }
 
 describe("a code citation in a turn", () => {

@@ -4,11 +4,11 @@
  * `graph/sources.citation_of` sends it for a pair question), labelled, and shown in the turn —
  * a linked note opens in Obsidian, a linked code unit is text; nothing when there is no link.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 
 import { type Citation, linkedField, parseCitations } from "../src/client";
 import { pairLabel, pairLines, renderPairs } from "../src/view/pairLink";
-import { TurnView, type TurnActions } from "../src/view/turn";
+import { testTurn } from "./helpers/turnView";
 
 afterEach(() => {
   document.body.innerHTML = "";
@@ -92,26 +92,7 @@ describe("pair links", () => {
   });
 
   it("shows the pair under each citation of a turn; a linked note opens", () => {
-    const actions: TurnActions = {
-      openNote: vi.fn(),
-      feedback: async () => ({}),
-      promote: async () => "",
-      openSavedNote: () => undefined,
-      describeError: (error) => String((error as Error).message),
-      copy: async () => undefined,
-      insert: () => null,
-      regenerate: () => undefined,
-      edit: () => undefined,
-    };
-    const view = new TurnView(document.body, "the note about Spawn and the code that implements it", {
-      render: async (markdown, el) => {
-        el.textContent = markdown;
-        return () => undefined;
-      },
-      actions,
-      clock: { now: () => 0, setTimeout: () => 0, clearTimeout: () => undefined },
-      renderIntervalMs: 0,
-    });
+    const { view, actions } = testTurn("the note about Spawn and the code that implements it");
     const plain = { ...NOTE_RECORD, note_path: "Hub.md", linked: undefined };
     const citations = parseCitations([NOTE_RECORD, CODE_RECORD, plain]);
     view.apply({ type: "final", answer: "Spawn [1] [2].", answerId: "a1", threadId: "t", citations, usage: null, data: {} });

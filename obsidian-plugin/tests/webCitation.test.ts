@@ -7,8 +7,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { parseCitations } from "../src/client";
-import { TurnView, type TurnActions } from "../src/view/turn";
 import { openExternal, safeExternalUrl, webCitationLabel, webCitationTooltip, type WebCitation } from "../src/view/webCitation";
+import { testTurn } from "./helpers/turnView";
 
 afterEach(() => {
   document.body.innerHTML = "";
@@ -77,28 +77,7 @@ describe("web citations", () => {
 });
 
 function turn(openUrl?: (url: string) => void) {
-  const actions: TurnActions = {
-    openNote: vi.fn(),
-    ...(openUrl ? { openUrl } : {}),
-    feedback: async () => ({}),
-    promote: async () => "",
-    openSavedNote: () => undefined,
-    describeError: (error) => String((error as Error).message),
-    copy: async () => undefined,
-    insert: () => null,
-    regenerate: () => undefined,
-    edit: () => undefined,
-  };
-  const view = new TurnView(document.body, "how do I install it?", {
-    render: async (markdown, el) => {
-      el.textContent = markdown;
-      return () => undefined;
-    },
-    actions,
-    clock: { now: () => 0, setTimeout: () => 0, clearTimeout: () => undefined },
-    renderIntervalMs: 0,
-  });
-  return { view, actions };
+  return testTurn("how do I install it?", openUrl ? { openUrl } : {});
 }
 
 describe("a web citation in a turn", () => {
